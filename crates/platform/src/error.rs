@@ -1,0 +1,132 @@
+//! The crate's error enums: [`PathError`] for paths and directories, [`LauncherError`] for
+//! asking the OS to start the daemon.
+
+use std::path::PathBuf;
+
+/// Why a path could not be worked out, or why a directory is not fit to hold the socket.
+///
+/// Every variant names the path or variable involved, so the message alone tells the user
+/// what to fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// No home directory was found, so the default location cannot be computed.
+    #[error("cannot find the home directory to place the {what}; set {var} to choose one")]
+    NoHomeDir {
+        /// What was being placed ("config directory", "data directory", "socket").
+        what: &'static str,
+        /// The environment variable that overrides it.
+        var: &'static str,
+    },
+
+    /// An override that must be absolute was not.
+    #[error("{var} must be an absolute path, got {}", .value.display())]
+    NotAbsolute {
+        /// The environment variable.
+        var: &'static str,
+        /// Its value.
+        value: PathBuf,
+    },
+
+    /// An explicitly chosen socket path does not fit in `sun_path`.
+    #[error(
+        "socket path {} is {len} bytes, over the {max}-byte limit of a Unix socket address",
+        .path.display()
+    )]
+    SocketPathTooLong {
+        /// The path as given.
+        path: PathBuf,
+        /// Its length in bytes.
+        len: usize,
+        /// The limit ([`crate::paths::MAX_SOCKET_PATH_BYTES`]).
+        max: usize,
+    },
+
+    /// Creating or inspecting a directory failed.
+    #[error("cannot create or inspect {}: {source}", .path.display())]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The directory is a symlink; someone else could point it anywhere.
+    #[error("{} is a symlink; refusing to use it as a private directory", .path.display())]
+    Symlink {
+        /// The directory.
+        path: PathBuf,
+    },
+
+    /// Something other than a directory sits at the path.
+    #[error("{} exists but is not a directory", .path.display())]
+    NotADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+
+    /// The directory belongs to another user.
+    #[error("{} is owned by uid {owner}, not by us (uid {expected}); refusing to use it", .path.display())]
+    WrongOwner {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// Our effective uid.
+        expected: u32,
+    },
+
+    /// The directory grants permissions to group or others.
+    #[error(
+        "{} has mode {mode:04o}, which lets other users in; it must be 0700 (run `chmod 700` on it)",
+        .path.display()
+    )]
+    TooOpen {
+        /// The directory.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+}
+
+/// Why asking the OS to start the daemon failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LauncherError {
+    /// The program could not be run at all.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program, e.g. `launchctl`.
+        program: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The program ran and reported failure.
+    #[error("`{command}` failed ({}){}", exit_text(*.code), stderr_text(.stderr))]
+    Failed {
+        /// The full command line.
+        command: String,
+        /// Its exit code, `None` if it was killed by a signal.
+        code: Option<i32>,
+        /// The first line of its stderr, trimmed.
+        stderr: String,
+    },
+}
+
+fn exit_text(code: Option<i32>) -> String {
+    match code {
+        Some(code) => format!("exit code {code}"),
+        None => "killed by a signal".to_owned(),
+    }
+}
+
+fn stderr_text(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
+}

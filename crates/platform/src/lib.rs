@@ -1,0 +1,39 @@
+//! OS glue for Tidings, behind small traits, so the rest of the workspace never asks the OS
+//! directly and the macOS side type-checks (and mostly runs) from Linux.
+//!
+//! Module map:
+//!
+//! - [`paths`]: the one place that decides where things live: the Unix socket, the config
+//!   and data directories, and the private-directory checks the socket directory must pass.
+//! - [`command`]: [`CommandRunner`], the only way `launchctl` (and later `systemctl`) is
+//!   run, with [`SystemRunner`] for real use and [`RecordingRunner`] as a test double.
+//! - [`launcher`]: [`Launcher`], what the `tidings-mcp` shim calls when the daemon is not
+//!   running: [`Launchd`] on macOS, [`NoLauncher`] on Linux, picked by [`default_launcher`].
+//! - [`error`]: the crate's error enums, [`PathError`] and [`LauncherError`].
+//!
+//! macOS and Linux implementations sit side by side and both compile on both OSes; only the
+//! `default_*` pickers and [`paths::Os::CURRENT`] are chosen by `cfg`.
+//!
+//! ```no_run
+//! use tidings_platform::{default_launcher, paths, StartRequest};
+//!
+//! let socket = paths::socket_path()?;
+//! if std::os::unix::net::UnixStream::connect(&socket).is_err() {
+//!     match default_launcher().request_start() {
+//!         Ok(StartRequest::Requested) => { /* retry the connect for a few seconds */ }
+//!         Ok(StartRequest::NotAvailable) | Err(_) => { /* tell the user how to start it */ }
+//!     }
+//! }
+//! # Ok::<(), tidings_platform::PathError>(())
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod command;
+pub mod error;
+pub mod launcher;
+pub mod paths;
+
+pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
+pub use error::{LauncherError, PathError};
+pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
