@@ -1,0 +1,96 @@
+//! `tidings-mcp`: the stdio shim an MCP client starts. It moves bytes between its
+//! stdin/stdout and the Tidings daemon's Unix socket, and never opens a store or parses MCP
+//! (macOS credits file access to the process that started us, so we must touch nothing).
+//!
+//! Module map:
+//!
+//! - `args`: the three flags, parsed by hand, and the `--help` text.
+//! - `connect`: connect to the socket; if nobody answers, ask the OS to start the daemon
+//!   and retry briefly; one-line errors that name the path.
+//! - `pump`: the two byte copies and their close rules.
+//! - `exit_code`: every exit code, named.
+//!
+//! Stdout carries MCP frames, so everything else goes to stderr.
+
+mod args;
+mod connect;
+mod exit_code;
+mod pump;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use args::Command;
+
+fn main() -> ExitCode {
+    let command = match args::parse(std::env::args_os().skip(1)) {
+        Ok(command) => command,
+        Err(error) => {
+            eprintln!("tidings-mcp: {error}");
+            return ExitCode::from(exit_code::USAGE);
+        }
+    };
+    let code = match command {
+        Command::Help => {
+            print!("{}", args::USAGE);
+            exit_code::SUCCESS
+        }
+        Command::Version => {
+            println!("tidings-mcp {}", env!("CARGO_PKG_VERSION"));
+            exit_code::SUCCESS
+        }
+        Command::Run { socket } => run(socket),
+    };
+    ExitCode::from(code)
+}
+
+/// Resolves the socket, connects (starting the daemon if we can) and pumps until the daemon
+/// closes. Returns the exit code.
+fn run(socket: Option<PathBuf>) -> u8 {
+    let path = match socket {
+        Some(path) => path,
+        None => match tidings_platform::paths::socket_path() {
+            Ok(path) => path,
+            Err(error) => {
+                eprintln!("tidings-mcp: {error}; or pass --socket PATH to choose the socket");
+                return exit_code::CONFIG;
+            }
+        },
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("tidings-mcp: cannot start the async runtime: {error}");
+            return exit_code::FAILURE;
+        }
+    };
+    let launcher = tidings_platform::default_launcher();
+    let code = runtime.block_on(async {
+        let stream =
+            match connect::connect_or_start(&path, launcher.as_ref(), connect::START_WAIT).await {
+                Ok(stream) => stream,
+                Err(error) => {
+                    eprintln!("tidings-mcp: {error}");
+                    return error.exit_code();
+                }
+            };
+        match pump::pump(stream, tokio::io::stdin(), tokio::io::stdout()).await {
+            Ok(()) => exit_code::SUCCESS,
+            Err(error) => {
+                eprintln!(
+                    "tidings-mcp: connection to {} broke: {error}",
+                    path.display()
+                );
+                exit_code::FAILURE
+            }
+        }
+    });
+    // tokio reads stdin on a blocking thread that stays parked in read(2) until the client
+    // closes stdin, and dropping the runtime would wait for it. The daemon has closed, so we
+    // are done: leave that thread behind and let returning from `main` end the process.
+    runtime.shutdown_background();
+    code
+}

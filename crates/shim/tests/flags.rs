@@ -1,0 +1,58 @@
+//! `--version`, `--help`/`-h`, and bad command lines (exit code USAGE, one stderr line).
+
+use crate::util::{USAGE, shim, within};
+
+async fn run(args: &[&str]) -> std::process::Output {
+    let child = shim(args).spawn().unwrap();
+    within("the shim to exit", child.wait_with_output())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn version_prints_name_and_version() {
+    let output = run(&["--version"]).await;
+    assert!(output.status.success());
+    let expected = format!("tidings-mcp {}\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}
+
+#[tokio::test]
+async fn help_explains_flags_env_and_client_config() {
+    for flag in ["--help", "-h"] {
+        let output = run(&[flag]).await;
+        assert!(output.status.success(), "{flag}");
+        let help = String::from_utf8(output.stdout).unwrap();
+        for needle in [
+            "Usage: tidings-mcp",
+            "--socket PATH",
+            "TIDINGS_SOCKET",
+            "\"mcpServers\"",
+        ] {
+            assert!(help.contains(needle), "{flag}: missing {needle}\n{help}");
+        }
+        assert!(output.stderr.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn unknown_flag_is_a_usage_error_on_one_line() {
+    let output = run(&["--bogus"]).await;
+    assert_eq!(output.status.code(), Some(USAGE));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--bogus"), "{stderr}");
+    assert!(stderr.contains("--help"), "{stderr}");
+    assert!(output.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn socket_flag_without_path_is_a_usage_error() {
+    let output = run(&["--socket"]).await;
+    assert_eq!(output.status.code(), Some(USAGE));
+    assert!(
+        String::from_utf8(output.stderr)
+            .unwrap()
+            .contains("--socket")
+    );
+}
