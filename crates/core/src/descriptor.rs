@@ -1,0 +1,174 @@
+//! The event descriptors served by `events/list`: name, description, delivery modes and the
+//! argument and payload schemas.
+//!
+//! The input schema depends on the user's allowlist: without one, a client must name its
+//! senders, and the schema says so with `anyOf`; with one, an empty filter is valid.
+
+use serde_json::{Value, json};
+
+use crate::event::EventType;
+use crate::settings::Settings;
+
+/// How many entries an argument array may hold.
+pub const MAX_ARGUMENT_ITEMS: usize = 100;
+
+fn string_array(description: &str) -> Value {
+    json!({
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": crate::filter::MAX_PATTERN_LEN},
+        "minItems": 1,
+        "maxItems": MAX_ARGUMENT_ITEMS,
+        "description": description,
+    })
+}
+
+/// The argument names each type accepts, in schema order.
+pub fn argument_names(ty: EventType) -> &'static [&'static str] {
+    match ty {
+        EventType::MailReceived => &["from", "domains", "mailboxes"],
+        EventType::MessagesReceived => &["from", "domains", "chats"],
+    }
+}
+
+/// The arguments that bound a subscription by sender when no allowlist is set.
+pub fn sender_arguments(ty: EventType) -> &'static [&'static str] {
+    match ty {
+        EventType::MailReceived => &["from", "domains"],
+        EventType::MessagesReceived => &["from", "domains", "chats"],
+    }
+}
+
+/// The `inputSchema` of `ty` under `settings`.
+pub fn input_schema(ty: EventType, settings: &Settings) -> Value {
+    let mut schema = match ty {
+        EventType::MailReceived => json!({
+            "type": "object",
+            "properties": {
+                "from": string_array("Sender addresses, matched case-insensitively."),
+                "domains": string_array("Sender domains; `example.com` also matches `eu.example.com`."),
+                "mailboxes": string_array(
+                    "Mailbox paths such as `INBOX` or `Clients/Acme`, optionally qualified by account as `account:path` (the account's address or UUID). Narrows, never widens, the senders."),
+            },
+            "additionalProperties": false,
+            "examples": [
+                {"domains": ["example.com"]},
+                {"from": ["ana@example.com"], "mailboxes": ["INBOX"]},
+            ],
+        }),
+        EventType::MessagesReceived => json!({
+            "type": "object",
+            "properties": {
+                "from": string_array("Sender handles: E.164 phone numbers (`+12025550143`) or email addresses."),
+                "domains": string_array("Domains of email handles; `example.com` also matches `eu.example.com`."),
+                "chats": string_array("Chats by display name or identifier (`chat123…`, `+1202…`), case-insensitive."),
+            },
+            "additionalProperties": false,
+            "examples": [
+                {"from": ["+12025550143"]},
+                {"chats": ["Family"]},
+            ],
+        }),
+    };
+    if settings.for_type(ty).allow.is_empty() {
+        let any_of: Vec<Value> = sender_arguments(ty)
+            .iter()
+            .map(|a| json!({"required": [a]}))
+            .collect();
+        schema["anyOf"] = Value::Array(any_of);
+    }
+    schema
+}
+
+fn person(kind: &str) -> Value {
+    json!({
+        "type": "object",
+        "description": kind,
+        "properties": {
+            "address": {"type": "string"},
+            "name": {"type": ["string", "null"]},
+        },
+        "required": ["address", "name"],
+    })
+}
+
+/// The `payloadSchema` of `ty`: the envelope only, never a body.
+pub fn payload_schema(ty: EventType) -> Value {
+    let date =
+        |d: &str| json!({"type": ["string", "null"], "format": "date-time", "description": d});
+    match ty {
+        EventType::MailReceived => json!({
+            "type": "object",
+            "properties": {
+                "messageId": {"type": ["string", "null"], "description": "The Message-ID header, when the index has it."},
+                "from": person("The sender."),
+                "to": {"type": "array", "items": person("A To recipient."), "maxItems": 50},
+                "cc": {"type": "array", "items": person("A Cc recipient."), "maxItems": 50},
+                "subject": {"type": "string", "description": "Untrusted text written by the sender."},
+                "mailbox": {"type": ["string", "null"], "description": "Mailbox path, e.g. `INBOX`."},
+                "account": {"type": ["string", "null"], "description": "The account's name (usually its address)."},
+                "dateReceived": date("When Mail received it; null when the index has no date."),
+                "dateSent": date("The Date header; null when absent."),
+                "read": {"type": "boolean"},
+                "flagged": {"type": "boolean"},
+                "attachmentCount": {"type": "integer", "minimum": 0},
+            },
+            "required": ["messageId", "from", "to", "cc", "subject", "mailbox", "account",
+                         "dateReceived", "dateSent", "read", "flagged", "attachmentCount"],
+        }),
+        EventType::MessagesReceived => json!({
+            "type": "object",
+            "properties": {
+                "guid": {"type": "string"},
+                "from": {
+                    "type": "object",
+                    "properties": {
+                        "handle": {"type": ["string", "null"], "description": "E.164 number or email."},
+                        "service": {"type": ["string", "null"], "description": "`iMessage`, `SMS`, `RCS`…"},
+                    },
+                    "required": ["handle", "service"],
+                },
+                "chat": {
+                    "type": "object",
+                    "properties": {
+                        "identifier": {"type": ["string", "null"]},
+                        "name": {"type": ["string", "null"], "description": "Untrusted text: a group's name."},
+                        "isGroup": {"type": "boolean"},
+                    },
+                    "required": ["identifier", "name", "isGroup"],
+                },
+                "date": date("When it was sent; null when the row has no date."),
+                "attachmentCount": {"type": "integer", "minimum": 0},
+                "isReply": {"type": "boolean", "description": "An inline reply in a thread."},
+            },
+            "required": ["guid", "from", "chat", "date", "attachmentCount", "isReply"],
+        }),
+    }
+}
+
+/// The `EventDescriptor` of `ty` under `settings`.
+pub fn descriptor(ty: EventType, settings: &Settings) -> Value {
+    let description = match ty {
+        EventType::MailReceived => {
+            "A new message arrived in Apple Mail (any account). Envelope only: sender, recipients, subject, mailbox, dates and flags; never the body. One event per message, even when labels put it in several mailboxes."
+        }
+        EventType::MessagesReceived => {
+            "A new incoming message arrived in Messages (iMessage, SMS, RCS). Envelope only: sender handle, service, chat and date; never the text. Tapbacks, edits, unsends, group events and your own messages are not events."
+        }
+    };
+    json!({
+        "name": ty.name(),
+        "description": description,
+        "delivery": ["poll", "push"],
+        "inputSchema": input_schema(ty, settings),
+        "payloadSchema": payload_schema(ty),
+    })
+}
+
+/// The descriptors of the enabled types, in list order.
+pub fn enabled_descriptors(settings: &Settings) -> Vec<Value> {
+    EventType::ALL
+        .into_iter()
+        .filter(|t| settings.for_type(*t).enabled)
+        .map(|t| descriptor(t, settings))
+        .collect()
+}

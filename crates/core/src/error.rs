@@ -1,0 +1,118 @@
+//! The errors of the core crate: store failures and the errors a request can earn.
+
+use std::path::PathBuf;
+
+/// Why a store could not be read. Each variant is a distinct condition a user or a client can
+/// act on, and its message says what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store file does not exist (Mail or Messages never ran, or the path is wrong).
+    #[error("{store} store not found at {path}")]
+    Missing {
+        /// Which store ("Mail" or "Messages").
+        store: &'static str,
+        /// The path that was looked up.
+        path: PathBuf,
+    },
+    /// The operating system refused access: on macOS this is Full Disk Access.
+    #[error(
+        "{store} store at {path} cannot be read (permission denied); on macOS grant Tidings \
+         Full Disk Access in System Settings > Privacy & Security > Full Disk Access"
+    )]
+    PermissionDenied {
+        /// Which store.
+        store: &'static str,
+        /// The path that was refused.
+        path: PathBuf,
+    },
+    /// Another process holds a lock that outlasted our busy timeout.
+    #[error("{store} store at {path} is locked by another process (waited {waited_ms} ms)")]
+    Locked {
+        /// Which store.
+        store: &'static str,
+        /// The locked file.
+        path: PathBuf,
+        /// How long we waited before giving up.
+        waited_ms: u64,
+    },
+    /// The file is not a database, or SQLite found it damaged.
+    #[error("{store} store at {path} is corrupt or not a database: {detail}")]
+    Corrupt {
+        /// Which store.
+        store: &'static str,
+        /// The damaged file.
+        path: PathBuf,
+        /// SQLite's own words.
+        detail: String,
+    },
+    /// The file is a database but lacks a table or column every supported version has.
+    #[error("{store} store at {path} has an unsupported schema: {detail}")]
+    Schema {
+        /// Which store.
+        store: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is missing.
+        detail: String,
+    },
+    /// Any other SQLite failure, with the store it happened on.
+    #[error("{store} store at {path}: {source}")]
+    Sqlite {
+        /// Which store.
+        store: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+impl StoreError {
+    /// A short machine-readable reason, used in `data.reason` of wire errors.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            StoreError::Missing { .. } => "store_missing",
+            StoreError::PermissionDenied { .. } => "permission_denied",
+            StoreError::Locked { .. } => "store_locked",
+            StoreError::Corrupt { .. } => "store_corrupt",
+            StoreError::Schema { .. } => "store_schema",
+            StoreError::Sqlite { .. } => "store_error",
+        }
+    }
+}
+
+/// The errors a poll or stream request can end with; the server maps each to a JSON-RPC code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// A parameter is missing, of the wrong type or out of range (-32602). `field` names it,
+    /// e.g. `cursor` or `arguments.from`.
+    #[error("{message}")]
+    InvalidParams {
+        /// The offending field, as a dotted path from `params`.
+        field: String,
+        /// What was wrong and what was expected.
+        message: String,
+    },
+    /// No enabled event type has this name (-32023, `kind: "event"`).
+    #[error("unknown event type `{name}`")]
+    NotFound {
+        /// The requested name (already sanitised for display).
+        name: String,
+    },
+    /// The store could not be read; the request may succeed later.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl RequestError {
+    /// Build an [`RequestError::InvalidParams`] for `field`.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        RequestError::InvalidParams {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}

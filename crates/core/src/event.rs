@@ -1,0 +1,52 @@
+//! The two event types and the occurrence they produce.
+
+use serde::Serialize;
+
+/// An event type Tidings serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EventType {
+    /// `mail.received`: a new message in Apple Mail's Envelope Index.
+    MailReceived,
+    /// `messages.received`: a new incoming message in Messages' chat.db.
+    MessagesReceived,
+}
+
+impl EventType {
+    /// Every type, in `events/list` order.
+    pub const ALL: [EventType; 2] = [EventType::MailReceived, EventType::MessagesReceived];
+
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventType::MailReceived => "mail.received",
+            EventType::MessagesReceived => "messages.received",
+        }
+    }
+
+    /// The type with this wire name.
+    pub fn from_name(name: &str) -> Option<EventType> {
+        EventType::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One event, as it goes on the wire (`EventOccurrence`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Occurrence {
+    /// Stable id: the Message-ID header or the Messages guid.
+    pub event_id: String,
+    /// The event type's name.
+    pub name: &'static str,
+    /// When it happened (RFC 3339 UTC); the scan time for rows with no date.
+    pub timestamp: String,
+    /// The envelope: never a body.
+    pub data: serde_json::Value,
+    /// The position after this event.
+    pub cursor: String,
+}

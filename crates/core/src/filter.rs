@@ -1,0 +1,267 @@
+//! Who and where: sender patterns, the per-type filters, and how the allowlist narrows them.
+//!
+//! A subscription's sender bound comes from the client (`from`, `domains`) and from the user's
+//! allowlist in Tidings. Both are lists of [`SenderPattern`]s; a row must match the client's list
+//! (when given) *and* the allowlist (when set). Places (`mailboxes`, `chats`) narrow further.
+
+use std::fmt;
+
+/// One way to name senders. Matching is case-insensitive.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SenderPattern {
+    /// One address or handle: `ana@example.com`, `+12025550143`.
+    Exact(String),
+    /// A domain and its subdomains: `example.com` matches `a@example.com` and `b@eu.example.com`.
+    Domain(String),
+    /// Everything starting with this text, written with a trailing `*`: `+120255501*`.
+    Prefix(String),
+}
+
+/// Why a string is not a sender pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{value}` is not {expected}")]
+pub struct PatternError {
+    /// The rejected value (sanitised).
+    pub value: String,
+    /// What was expected.
+    pub expected: &'static str,
+}
+
+/// The longest address, handle or domain we accept (RFC 5321 caps a path at 256).
+pub const MAX_PATTERN_LEN: usize = 320;
+
+impl SenderPattern {
+    /// Parse an allowlist entry: an address, a phone number, a domain (`example.com` or
+    /// `@example.com`), or a prefix ending in `*`.
+    pub fn parse_allow(raw: &str) -> Result<SenderPattern, PatternError> {
+        let s = raw.trim();
+        if let Some(prefix) = s.strip_suffix('*') {
+            let p = normalize_handle(prefix);
+            if p.is_empty() || p.contains('*') || !is_printable(&p) {
+                return Err(err(raw, "a prefix such as `+120255501*`"));
+            }
+            return Ok(SenderPattern::Prefix(p));
+        }
+        if let Some(domain) = s.strip_prefix('@') {
+            return Self::parse_domain(domain);
+        }
+        if s.contains('@') || looks_like_phone(s) {
+            return Self::parse_exact(s);
+        }
+        Self::parse_domain(s).map_err(|_| {
+            err(
+                raw,
+                "an address, a phone number, a domain or a prefix ending in `*`",
+            )
+        })
+    }
+
+    /// Parse one address or handle (a client's `from` entry).
+    pub fn parse_exact(raw: &str) -> Result<SenderPattern, PatternError> {
+        let s = normalize_handle(raw);
+        let valid = !s.is_empty()
+            && s.len() <= MAX_PATTERN_LEN
+            && !s.contains(['*', ' '])
+            && is_printable(&s)
+            && (looks_like_phone(&s)
+                || s.split_once('@')
+                    .is_some_and(|(l, d)| !l.is_empty() && !d.is_empty()));
+        if !valid {
+            return Err(err(raw, "an email address or a phone number"));
+        }
+        Ok(SenderPattern::Exact(s))
+    }
+
+    /// Parse a domain (a client's `domains` entry); a leading `@` is allowed.
+    pub fn parse_domain(raw: &str) -> Result<SenderPattern, PatternError> {
+        let s = raw
+            .trim()
+            .trim_start_matches('@')
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+        let valid = !s.is_empty()
+            && s.len() <= MAX_PATTERN_LEN
+            && s.contains('.')
+            && !s.starts_with('.')
+            && !s.contains("..")
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '.');
+        if !valid {
+            return Err(err(raw, "a domain such as `example.com`"));
+        }
+        Ok(SenderPattern::Domain(s))
+    }
+
+    /// Whether `sender` (an address or handle) matches, with the same rules the SQL uses.
+    pub fn matches(&self, sender: &str) -> bool {
+        let sender = sender.to_lowercase();
+        match self {
+            SenderPattern::Exact(e) => sender == *e,
+            SenderPattern::Domain(d) => {
+                sender.ends_with(&format!("@{d}")) || sender.ends_with(&format!(".{d}"))
+            }
+            SenderPattern::Prefix(p) => sender.starts_with(p.as_str()),
+        }
+    }
+}
+
+impl fmt::Display for SenderPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SenderPattern::Exact(s) | SenderPattern::Domain(s) => f.write_str(s),
+            SenderPattern::Prefix(p) => write!(f, "{p}*"),
+        }
+    }
+}
+
+fn err(raw: &str, expected: &'static str) -> PatternError {
+    PatternError {
+        value: crate::text::sanitize(raw, 80),
+        expected,
+    }
+}
+
+fn is_printable(s: &str) -> bool {
+    !s.chars().any(char::is_control)
+}
+
+/// A phone number is digits with an optional leading `+`, once separators are removed.
+fn looks_like_phone(s: &str) -> bool {
+    let n = strip_phone_separators(s);
+    let digits = n.strip_prefix('+').unwrap_or(&n);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn strip_phone_separators(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, ' ' | '-' | '(' | ')' | '.' | '\u{a0}'))
+        .collect()
+}
+
+/// Handles are stored as E.164 (`+12025550143`) or lower-case-insensitive emails: drop phone
+/// separators from numbers and lower-case everything.
+fn normalize_handle(raw: &str) -> String {
+    let s = raw.trim();
+    let phone = strip_phone_separators(s);
+    let digits = phone.strip_prefix('+').unwrap_or(&phone);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        phone
+    } else {
+        s.to_lowercase()
+    }
+}
+
+/// A mailbox named by a client: a path such as `INBOX` or `Clients/Acme`, optionally qualified
+/// by an account as `account:path` (the account's name or its UUID).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MailboxRef {
+    /// The account qualifier, if any.
+    pub account: Option<String>,
+    /// The mailbox path, `/`-separated.
+    pub path: String,
+}
+
+impl MailboxRef {
+    /// Parse `path` or `account:path`.
+    pub fn parse(raw: &str) -> Result<MailboxRef, PatternError> {
+        let s = raw.trim();
+        let (account, path) = match s.split_once(':') {
+            Some((a, p)) if !a.trim().is_empty() => (Some(a.trim().to_owned()), p.trim()),
+            _ => (None, s),
+        };
+        let path = path.trim_matches('/');
+        if path.is_empty() || path.len() > MAX_PATTERN_LEN || !is_printable(path) {
+            return Err(err(
+                raw,
+                "a mailbox path such as `INBOX` or `Work:Clients/Acme`",
+            ));
+        }
+        Ok(MailboxRef {
+            account,
+            path: path.to_owned(),
+        })
+    }
+}
+
+/// What a `mail.received` subscription lets through.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MailFilter {
+    /// The client's senders (`from` and `domains`); empty = no client sender bound.
+    pub senders: Vec<SenderPattern>,
+    /// The user's allowlist; empty = none set.
+    pub allow: Vec<SenderPattern>,
+    /// The client's mailboxes; empty = any mailbox.
+    pub mailboxes: Vec<MailboxRef>,
+}
+
+/// What a `messages.received` subscription lets through.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessagesFilter {
+    /// The client's senders (`from` and `domains`); empty = no client sender bound.
+    pub senders: Vec<SenderPattern>,
+    /// The user's allowlist; empty = none set.
+    pub allow: Vec<SenderPattern>,
+    /// Chats by display name, identifier or guid (case-insensitive); empty = any chat.
+    pub chats: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allow_entries_parse_by_shape() {
+        use SenderPattern::*;
+        assert_eq!(
+            SenderPattern::parse_allow("Ana@Example.com"),
+            Ok(Exact("ana@example.com".into()))
+        );
+        assert_eq!(
+            SenderPattern::parse_allow("example.org"),
+            Ok(Domain("example.org".into()))
+        );
+        assert_eq!(
+            SenderPattern::parse_allow("@eu.example.com"),
+            Ok(Domain("eu.example.com".into()))
+        );
+        assert_eq!(
+            SenderPattern::parse_allow("+1 (202) 555-0143"),
+            Ok(Exact("+12025550143".into()))
+        );
+        assert_eq!(
+            SenderPattern::parse_allow("+1 202 555 01*"),
+            Ok(Prefix("+120255501".into()))
+        );
+        assert!(SenderPattern::parse_allow("everyone").is_err());
+        assert!(SenderPattern::parse_allow("*").is_err());
+        assert!(SenderPattern::parse_allow("a*b*").is_err());
+    }
+
+    #[test]
+    fn domains_match_subdomains_but_not_lookalikes() {
+        let d = SenderPattern::parse_domain("example.com").unwrap();
+        assert!(d.matches("a@example.com"));
+        assert!(d.matches("b@EU.example.com"));
+        assert!(!d.matches("c@notexample.com"));
+        assert!(!d.matches("d@example.com.evil.test"));
+    }
+
+    #[test]
+    fn mailbox_refs_take_an_optional_account() {
+        assert_eq!(
+            MailboxRef::parse("Work:Clients/Acme"),
+            Ok(MailboxRef {
+                account: Some("Work".into()),
+                path: "Clients/Acme".into()
+            })
+        );
+        assert_eq!(
+            MailboxRef::parse("INBOX"),
+            Ok(MailboxRef {
+                account: None,
+                path: "INBOX".into()
+            })
+        );
+        assert!(MailboxRef::parse("  ").is_err());
+    }
+}

@@ -1,0 +1,49 @@
+//! Tidings' engine: read Apple Mail's and Messages' stores, and answer event subscriptions.
+//!
+//! Synchronous and runtime-free: the server calls it from blocking tasks. Module map, from the
+//! wire inwards:
+//! - [`request`]: `events/poll` / `events/stream` parameters and the checked [`Subscription`].
+//! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
+//! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
+//! - [`stores`]: the Envelope Index and chat.db readers, read-only, with their skip rules.
+//! - [`cursor`]: `v1.<dev>-<ino>.<rowid>` and file identity.
+//! - [`filter`]: sender patterns, mailbox references, per-type filters.
+//! - [`event`]: the two event types and the occurrence they produce.
+//! - [`settings`]: what the user decides, saved as TOML.
+//! - [`dates`], [`text`]: store dates to ISO 8601; untrusted text made safe to pass on.
+//! - [`error`]: store errors and request errors.
+//!
+//! ```no_run
+//! use tidings_core::{Engine, Limits, Settings, StorePaths, Subscription, SubscriptionParams};
+//! let engine = Engine::new(&StorePaths::for_home("/Users/ana".as_ref()), Limits::default());
+//! let mut settings = Settings::default();
+//! settings.mail.enabled = true;
+//! let params = SubscriptionParams::parse(&serde_json::json!({
+//!     "name": "mail.received", "arguments": {"domains": ["example.com"]}
+//! })).unwrap();
+//! let sub = Subscription::new(&params.name, &params.arguments, &settings).unwrap();
+//! let first = engine.poll(&sub, &params).unwrap(); // bootstrap: no events, a cursor
+//! println!("resume from {}", first.cursor);
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod cursor;
+pub mod dates;
+pub mod descriptor;
+pub mod error;
+pub mod event;
+pub mod filter;
+pub mod poll;
+pub mod request;
+pub mod settings;
+pub mod stores;
+pub mod text;
+
+pub use cursor::{Cursor, FileIdentity};
+pub use error::{RequestError, StoreError};
+pub use event::{EventType, Occurrence};
+pub use poll::{Batch, Clock, Engine, Limits, PollOutcome, Start, SystemClock};
+pub use request::{Filter, Subscription, SubscriptionParams};
+pub use settings::Settings;
+pub use stores::{Stamp, StorePaths};

@@ -1,0 +1,368 @@
+//! The poll engine: where a subscription starts, and the next bounded batch after a cursor.
+//!
+//! `events/poll` is [`Engine::poll`]; a push stream is [`Engine::start`] followed by
+//! [`Engine::next`] each time its store changes. The rules:
+//! - no cursor: bootstrap, no events and the head cursor;
+//! - a cursor for another file (a rebuild, or the other store) or past the head: a gap,
+//!   `truncated` and the head cursor;
+//! - `maxAgeMs`: seek through the date index to the floor instead of walking the backlog, and
+//!   set `truncated` when that skips rows;
+//! - each call examines at most `Limits::scan_rows` ROWIDs and returns at most `maxEvents`
+//!   events, with `hasMore` when there is more to read.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use crate::cursor::Cursor;
+use crate::dates::iso8601;
+use crate::error::{RequestError, StoreError};
+use crate::event::{EventType, Occurrence};
+use crate::request::{Filter, Subscription, SubscriptionParams};
+use crate::stores::mail::MailStore;
+use crate::stores::messages::MessagesStore;
+use crate::stores::{Source, Stamp, StorePaths, Window};
+
+/// Bounds on the work of one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The most ROWIDs one call examines.
+    pub scan_rows: i64,
+    /// Events per poll when the client does not say.
+    pub default_max_events: u32,
+    /// How long to wait on a store locked by its owner.
+    pub busy_timeout: Duration,
+    /// The `nextPollMs` we recommend.
+    pub next_poll_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            scan_rows: 20_000,
+            default_max_events: 100,
+            busy_timeout: Duration::from_millis(250),
+            next_poll_ms: 5_000,
+        }
+    }
+}
+
+/// Where time comes from: the real clock, or a fixed one in tests.
+pub trait Clock: Send + Sync {
+    /// Now, in UTC.
+    fn now(&self) -> OffsetDateTime;
+}
+
+/// The system clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> OffsetDateTime {
+        OffsetDateTime::now_utc()
+    }
+}
+
+/// Where a subscription begins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    /// The position to deliver after.
+    pub cursor: Cursor,
+    /// Delivery starts later than the client's cursor (a gap or the `maxAgeMs` floor).
+    pub truncated: bool,
+    /// No cursor was given: nothing is replayed.
+    pub bootstrap: bool,
+}
+
+/// One bounded step of delivery.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Batch {
+    /// The events, in store order, each with the cursor after it.
+    pub events: Vec<Occurrence>,
+    /// The position after this batch (safe to persist).
+    pub cursor: Cursor,
+    /// There is more to read now.
+    pub has_more: bool,
+    /// The store was replaced since the cursor: delivery restarts at its head.
+    pub truncated: bool,
+}
+
+/// The result of `events/poll`, minus the protocol's `resultType`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PollOutcome {
+    /// The events, possibly none.
+    pub events: Vec<Occurrence>,
+    /// The position after them.
+    pub cursor: String,
+    /// Events were skipped (gap or floor).
+    pub truncated: bool,
+    /// Poll again at once.
+    pub has_more: bool,
+    /// Recommended wait before the next poll.
+    pub next_poll_ms: u64,
+}
+
+/// The stores, kept warm, and the rules for reading them.
+pub struct Engine {
+    mail: Mutex<MailStore>,
+    messages: Mutex<MessagesStore>,
+    limits: Limits,
+    clock: Arc<dyn Clock>,
+}
+
+impl Engine {
+    /// An engine over the stores at `paths`. Nothing is opened until first use, so a missing
+    /// store is an error of the call that needs it, not of start-up.
+    pub fn new(paths: &StorePaths, limits: Limits) -> Engine {
+        Engine {
+            mail: Mutex::new(MailStore::new(
+                paths.envelope_index.clone(),
+                paths.accounts_map.clone(),
+                limits.busy_timeout,
+            )),
+            messages: Mutex::new(MessagesStore::new(
+                paths.chat_db.clone(),
+                limits.busy_timeout,
+            )),
+            limits,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Use `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Engine {
+        self.clock = clock;
+        self
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// A cheap look at the store behind `ty`: has anything changed?
+    pub fn stamp(&self, ty: EventType) -> Result<Stamp, StoreError> {
+        match ty {
+            EventType::MailReceived => lock(&self.mail).stamp(),
+            EventType::MessagesReceived => lock(&self.messages).stamp(),
+        }
+    }
+
+    /// Resolve where `sub` starts from the client's `cursor` and `max_age_ms`.
+    pub fn start(
+        &self,
+        sub: &Subscription,
+        cursor: Option<Cursor>,
+        max_age_ms: Option<u64>,
+    ) -> Result<Start, RequestError> {
+        let now = self.clock.now();
+        match &sub.filter {
+            Filter::Mail(f) => {
+                let mut store = lock(&self.mail);
+                let unknown = store.unknown_mailboxes(&f.mailboxes)?;
+                if let Some(m) = unknown.first() {
+                    let name = crate::text::sanitize(&m.path, 80);
+                    return Err(RequestError::invalid(
+                        "arguments.mailboxes",
+                        format!("arguments.mailboxes: no mailbox `{name}` in Mail's index"),
+                    ));
+                }
+                Ok(start_on(&mut *store, cursor, max_age_ms, now)?)
+            }
+            Filter::Messages(_) => Ok(start_on(
+                &mut *lock(&self.messages),
+                cursor,
+                max_age_ms,
+                now,
+            )?),
+        }
+    }
+
+    /// The next batch of at most `max_events` events after `after`.
+    pub fn next(
+        &self,
+        sub: &Subscription,
+        after: Cursor,
+        max_events: u32,
+    ) -> Result<Batch, StoreError> {
+        let step = Step {
+            name: sub.event_type.name(),
+            max_events: max_events.max(1) as usize,
+            scan_rows: self.limits.scan_rows.max(1),
+            now: self.clock.now(),
+        };
+        match &sub.filter {
+            Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step),
+            Filter::Messages(f) => next_on(&mut *lock(&self.messages), f, after, &step),
+        }
+    }
+
+    /// Answer `events/poll` for a checked subscription.
+    pub fn poll(
+        &self,
+        sub: &Subscription,
+        params: &SubscriptionParams,
+    ) -> Result<PollOutcome, RequestError> {
+        let start = self.start(sub, params.cursor, params.max_age_ms)?;
+        let outcome = |events, cursor: Cursor, truncated, has_more| PollOutcome {
+            events,
+            cursor: cursor.to_string(),
+            truncated,
+            has_more,
+            next_poll_ms: self.limits.next_poll_ms,
+        };
+        if start.bootstrap {
+            return Ok(outcome(Vec::new(), start.cursor, false, false));
+        }
+        let max = params.max_events.unwrap_or(self.limits.default_max_events);
+        let batch = self.next(sub, start.cursor, max)?;
+        Ok(outcome(
+            batch.events,
+            batch.cursor,
+            start.truncated || batch.truncated,
+            batch.has_more,
+        ))
+    }
+}
+
+/// A poisoned lock only means another thread panicked mid-read; the store handle itself is
+/// still sound (it reopens on the next error), so carry on.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn head(stamp: &Stamp) -> Cursor {
+    Cursor {
+        identity: stamp.identity,
+        rowid: stamp.head,
+    }
+}
+
+fn start_on<S: Source>(
+    s: &mut S,
+    cursor: Option<Cursor>,
+    max_age_ms: Option<u64>,
+    now: OffsetDateTime,
+) -> Result<Start, StoreError> {
+    let stamp = s.stamp()?;
+    let Some(c) = cursor else {
+        return Ok(Start {
+            cursor: head(&stamp),
+            truncated: false,
+            bootstrap: true,
+        });
+    };
+    if c.identity != stamp.identity || c.rowid > stamp.head {
+        return Ok(Start {
+            cursor: head(&stamp),
+            truncated: true,
+            bootstrap: false,
+        });
+    }
+    if let Some(age) = max_age_ms {
+        let floor = now - Duration::from_millis(age);
+        // Every row before the first one dated at or after the floor is skipped.
+        let floor_pos = match s.seek(floor)? {
+            Some(first) => first - 1,
+            None => stamp.head,
+        };
+        if floor_pos > c.rowid {
+            let cursor = Cursor {
+                identity: stamp.identity,
+                rowid: floor_pos,
+            };
+            return Ok(Start {
+                cursor,
+                truncated: true,
+                bootstrap: false,
+            });
+        }
+    }
+    Ok(Start {
+        cursor: c,
+        truncated: false,
+        bootstrap: false,
+    })
+}
+
+struct Step {
+    name: &'static str,
+    max_events: usize,
+    scan_rows: i64,
+    now: OffsetDateTime,
+}
+
+fn next_on<S: Source>(
+    s: &mut S,
+    filter: &S::Filter,
+    after: Cursor,
+    step: &Step,
+) -> Result<Batch, StoreError> {
+    let mut stamp = s.stamp()?;
+    let gap = |stamp: &Stamp| Batch {
+        events: Vec::new(),
+        cursor: head(stamp),
+        has_more: false,
+        truncated: true,
+    };
+    if after.identity != stamp.identity || after.rowid > stamp.head {
+        return Ok(gap(&stamp));
+    }
+    let upto = stamp.head.min(after.rowid.saturating_add(step.scan_rows));
+    if upto <= after.rowid {
+        return Ok(Batch {
+            events: Vec::new(),
+            cursor: after,
+            has_more: false,
+            truncated: false,
+        });
+    }
+    // Ask for one more than we return, to know whether the window holds more matches.
+    let scan = s.scan(
+        filter,
+        Window {
+            after: after.rowid,
+            upto,
+            limit: step.max_events + 1,
+        },
+    )?;
+    if scan.identity != stamp.identity {
+        // Replaced between the stamp and the scan: what we read belongs to the new file.
+        stamp = s.stamp()?;
+        return Ok(gap(&stamp));
+    }
+    let mut found = scan.found;
+    let (last, has_more) = if found.len() > step.max_events {
+        found.truncate(step.max_events);
+        (found.last().map_or(upto, |f| f.rowid), true)
+    } else {
+        (upto, upto < stamp.head)
+    };
+    let events = found
+        .into_iter()
+        .map(|f| Occurrence {
+            event_id: f.event_id,
+            name: step.name,
+            // A row with no date is stamped with the time we saw it; its payload date stays null.
+            timestamp: iso8601(f.date.unwrap_or(step.now)),
+            data: f.data,
+            cursor: Cursor {
+                identity: stamp.identity,
+                rowid: f.rowid,
+            }
+            .to_string(),
+        })
+        .collect();
+    Ok(Batch {
+        events,
+        cursor: Cursor {
+            identity: stamp.identity,
+            rowid: last,
+        },
+        has_more,
+        truncated: false,
+    })
+}

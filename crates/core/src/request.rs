@@ -1,0 +1,425 @@
+//! Request parameters of `events/poll` and `events/stream`, checked field by field, and the
+//! subscription they describe.
+//!
+//! Every error names the offending field (`name`, `cursor`, `arguments.from`, …) and says what
+//! was expected, so a client can fix its call without reading our source.
+
+use serde_json::{Map, Value};
+
+use crate::cursor::Cursor;
+use crate::descriptor::{MAX_ARGUMENT_ITEMS, argument_names, sender_arguments};
+use crate::error::RequestError;
+use crate::event::EventType;
+use crate::filter::{MailFilter, MailboxRef, MessagesFilter, PatternError, SenderPattern};
+use crate::settings::Settings;
+use crate::text::sanitize;
+
+/// The most events one poll returns, whatever `maxEvents` asks for.
+pub const MAX_EVENTS_CAP: u32 = 1000;
+/// The longest event type name we echo back in an error.
+const MAX_NAME_ECHO: usize = 64;
+
+/// The parameters shared by `events/poll` and `events/stream`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubscriptionParams {
+    /// The event type name, as sent.
+    pub name: String,
+    /// The subscription arguments (`{}` when absent or null).
+    pub arguments: Map<String, Value>,
+    /// The position to resume after; `None` for null or absent (start from now).
+    pub cursor: Option<Cursor>,
+    /// Replay floor in milliseconds.
+    pub max_age_ms: Option<u64>,
+    /// At most this many events (poll only), already capped at [`MAX_EVENTS_CAP`].
+    pub max_events: Option<u32>,
+}
+
+impl SubscriptionParams {
+    /// Check `params` (with `_meta` already removed or ignored). Unknown members are ignored, as
+    /// a later revision may add optional ones (`timeoutMs` in one sketch).
+    pub fn parse(params: &Value) -> Result<SubscriptionParams, RequestError> {
+        let empty = Map::new();
+        let obj = match params {
+            Value::Object(o) => o,
+            Value::Null => &empty,
+            other => {
+                return Err(RequestError::invalid(
+                    "params",
+                    format!("params must be an object, got {}", kind(other)),
+                ));
+            }
+        };
+        let name = match obj.get("name") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::String(_)) => {
+                return Err(RequestError::invalid("name", "name must not be empty"));
+            }
+            None | Some(Value::Null) => {
+                return Err(RequestError::invalid(
+                    "name",
+                    "name (the event type, a string) is required",
+                ));
+            }
+            Some(other) => {
+                return Err(RequestError::invalid(
+                    "name",
+                    format!("name must be a string, got {}", kind(other)),
+                ));
+            }
+        };
+        let arguments = match obj.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) => a.clone(),
+            Some(other) => {
+                return Err(RequestError::invalid(
+                    "arguments",
+                    format!("arguments must be an object, got {}", kind(other)),
+                ));
+            }
+        };
+        let cursor = match obj.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(
+                s.parse::<Cursor>()
+                    .map_err(|e| RequestError::invalid("cursor", e.to_string()))?,
+            ),
+            Some(other) => {
+                return Err(RequestError::invalid(
+                    "cursor",
+                    format!("cursor must be a string or null, got {}", kind(other)),
+                ));
+            }
+        };
+        let max_age_ms = non_negative(obj, "maxAgeMs")?;
+        let max_events = match non_negative(obj, "maxEvents")? {
+            Some(0) => {
+                return Err(RequestError::invalid(
+                    "maxEvents",
+                    "maxEvents must be at least 1",
+                ));
+            }
+            Some(n) => Some(u32::try_from(n).unwrap_or(u32::MAX).min(MAX_EVENTS_CAP)),
+            None => None,
+        };
+        Ok(SubscriptionParams {
+            name,
+            arguments,
+            cursor,
+            max_age_ms,
+            max_events,
+        })
+    }
+}
+
+fn non_negative(obj: &Map<String, Value>, field: &str) -> Result<Option<u64>, RequestError> {
+    match obj.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n.as_u64().map(Some).ok_or_else(|| {
+            RequestError::invalid(
+                field,
+                format!("{field} must be a non-negative integer, got {n}"),
+            )
+        }),
+        Some(other) => Err(RequestError::invalid(
+            field,
+            format!(
+                "{field} must be a non-negative integer, got {}",
+                kind(other)
+            ),
+        )),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What a subscription lets through, per type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Filter {
+    /// A `mail.received` filter.
+    Mail(MailFilter),
+    /// A `messages.received` filter.
+    Messages(MessagesFilter),
+}
+
+/// A checked subscription: an enabled type and a filter bounded by sender.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subscription {
+    /// The event type.
+    pub event_type: EventType,
+    /// Client filter and user allowlist together.
+    pub filter: Filter,
+}
+
+impl Subscription {
+    /// Resolve `name` among the enabled types and check `arguments` against its schema. The
+    /// user's allowlist is put on top of the client's filter.
+    pub fn new(
+        name: &str,
+        arguments: &Map<String, Value>,
+        settings: &Settings,
+    ) -> Result<Subscription, RequestError> {
+        let ty = EventType::from_name(name)
+            .filter(|t| settings.for_type(*t).enabled)
+            .ok_or_else(|| RequestError::NotFound {
+                name: sanitize(name, MAX_NAME_ECHO),
+            })?;
+        let allowed = argument_names(ty);
+        if let Some(key) = arguments.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(RequestError::invalid(
+                format!("arguments.{}", sanitize(key, MAX_NAME_ECHO)),
+                format!(
+                    "unknown argument `{}`; {} takes {}",
+                    sanitize(key, MAX_NAME_ECHO),
+                    ty.name(),
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        let allow = settings.allowlist(ty);
+        let list = |key: &str| string_list(arguments, key);
+        let mut senders = Vec::new();
+        for s in list("from")? {
+            senders.push(SenderPattern::parse_exact(&s).map_err(|e| pattern_error("from", e))?);
+        }
+        for s in list("domains")? {
+            senders.push(SenderPattern::parse_domain(&s).map_err(|e| pattern_error("domains", e))?);
+        }
+        let filter = match ty {
+            EventType::MailReceived => {
+                let mut mailboxes = Vec::new();
+                for s in list("mailboxes")? {
+                    mailboxes
+                        .push(MailboxRef::parse(&s).map_err(|e| pattern_error("mailboxes", e))?);
+                }
+                Filter::Mail(MailFilter {
+                    senders,
+                    allow,
+                    mailboxes,
+                })
+            }
+            EventType::MessagesReceived => {
+                let chats = list("chats")?;
+                Filter::Messages(MessagesFilter {
+                    senders,
+                    allow,
+                    chats,
+                })
+            }
+        };
+        let bounded = match &filter {
+            Filter::Mail(f) => !f.senders.is_empty() || !f.allow.is_empty(),
+            Filter::Messages(f) => {
+                !f.senders.is_empty() || !f.allow.is_empty() || !f.chats.is_empty()
+            }
+        };
+        if !bounded {
+            return Err(RequestError::invalid(
+                "arguments",
+                format!(
+                    "a subscription needs a sender: name {} in arguments, or set an allowlist for {} in Tidings",
+                    sender_arguments(ty).join(" or "),
+                    ty.name()
+                ),
+            ));
+        }
+        Ok(Subscription {
+            event_type: ty,
+            filter,
+        })
+    }
+}
+
+fn pattern_error(field: &str, e: PatternError) -> RequestError {
+    RequestError::invalid(
+        format!("arguments.{field}"),
+        format!("arguments.{field}: {e}"),
+    )
+}
+
+/// The strings of `arguments[key]`: absent is empty; anything but a non-empty array of
+/// non-empty strings (at most [`MAX_ARGUMENT_ITEMS`]) is an error naming the field.
+fn string_list(arguments: &Map<String, Value>, key: &str) -> Result<Vec<String>, RequestError> {
+    let field = format!("arguments.{key}");
+    let items = match arguments.get(key) {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(RequestError::invalid(
+                field.clone(),
+                format!("{field} must be an array of strings, got {}", kind(other)),
+            ));
+        }
+    };
+    if items.is_empty() {
+        return Err(RequestError::invalid(
+            field.clone(),
+            format!("{field} must not be empty; omit it instead"),
+        ));
+    }
+    if items.len() > MAX_ARGUMENT_ITEMS {
+        return Err(RequestError::invalid(
+            field.clone(),
+            format!(
+                "{field} has {} entries; the limit is {MAX_ARGUMENT_ITEMS}",
+                items.len()
+            ),
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+            Value::String(_) => Err(RequestError::invalid(
+                field.clone(),
+                format!("{field}[{i}] must not be empty"),
+            )),
+            other => Err(RequestError::invalid(
+                field.clone(),
+                format!("{field}[{i}] must be a string, got {}", kind(other)),
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn settings(mail_allow: &[&str]) -> Settings {
+        let mut s = Settings::default();
+        s.mail.enabled = true;
+        s.messages.enabled = true;
+        s.mail.allow = mail_allow
+            .iter()
+            .map(|a| crate::settings::AllowEntry(SenderPattern::parse_allow(a).unwrap()))
+            .collect();
+        s
+    }
+
+    fn field_of(e: RequestError) -> String {
+        match e {
+            RequestError::InvalidParams { field, .. } => field,
+            other => panic!("expected InvalidParams, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_or_mistyped_name_is_invalid_params_naming_name() {
+        assert_eq!(
+            field_of(SubscriptionParams::parse(&json!({})).unwrap_err()),
+            "name"
+        );
+        assert_eq!(
+            field_of(SubscriptionParams::parse(&json!({"name": 3})).unwrap_err()),
+            "name"
+        );
+    }
+
+    #[test]
+    fn a_garbage_cursor_is_invalid_params_naming_cursor() {
+        for c in [json!("garbage"), json!(12), json!({"a": 1})] {
+            let e = SubscriptionParams::parse(&json!({"name": "mail.received", "cursor": c}))
+                .unwrap_err();
+            assert_eq!(field_of(e), "cursor");
+        }
+    }
+
+    #[test]
+    fn null_and_absent_cursor_are_the_same() {
+        let a = SubscriptionParams::parse(&json!({"name": "x", "cursor": null})).unwrap();
+        let b = SubscriptionParams::parse(&json!({"name": "x"})).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.cursor, None);
+    }
+
+    #[test]
+    fn max_events_and_max_age_must_be_non_negative_integers() {
+        for (k, v) in [
+            ("maxEvents", json!(-1)),
+            ("maxEvents", json!("5")),
+            ("maxEvents", json!(0)),
+            ("maxAgeMs", json!(1.5)),
+        ] {
+            let e = SubscriptionParams::parse(&json!({"name": "x", k: v})).unwrap_err();
+            assert_eq!(field_of(e), k);
+        }
+        let p = SubscriptionParams::parse(&json!({"name": "x", "maxEvents": 1_000_000})).unwrap();
+        assert_eq!(p.max_events, Some(MAX_EVENTS_CAP));
+    }
+
+    #[test]
+    fn unknown_or_disabled_types_are_not_found() {
+        let mut s = settings(&[]);
+        assert!(matches!(
+            Subscription::new("nope", &Map::new(), &s),
+            Err(RequestError::NotFound { .. })
+        ));
+        s.mail.enabled = false;
+        let args = json!({"domains": ["example.com"]});
+        let e = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap_err();
+        assert!(matches!(e, RequestError::NotFound { .. }));
+    }
+
+    #[test]
+    fn a_wrongly_typed_argument_names_the_argument() {
+        let s = settings(&[]);
+        for (args, field) in [
+            (json!({"from": "ana@example.com"}), "arguments.from"),
+            (json!({"from": [12345]}), "arguments.from"),
+            (json!({"domains": ["not a domain"]}), "arguments.domains"),
+            (json!({"domains": []}), "arguments.domains"),
+            (
+                json!({"from": ["a@example.com"], "colour": ["red"]}),
+                "arguments.colour",
+            ),
+        ] {
+            let e = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap_err();
+            assert_eq!(field_of(e), field, "{args}");
+        }
+    }
+
+    #[test]
+    fn an_empty_filter_without_an_allowlist_is_refused() {
+        let s = settings(&[]);
+        let e = Subscription::new("mail.received", &Map::new(), &s).unwrap_err();
+        assert_eq!(field_of(e), "arguments");
+        let mailbox_only = json!({"mailboxes": ["INBOX"]});
+        assert!(Subscription::new("mail.received", mailbox_only.as_object().unwrap(), &s).is_err());
+    }
+
+    #[test]
+    fn an_allowlist_makes_an_empty_filter_valid_and_sits_on_top() {
+        let s = settings(&["example.com"]);
+        let sub = Subscription::new("mail.received", &Map::new(), &s).unwrap();
+        let Filter::Mail(f) = sub.filter else {
+            panic!()
+        };
+        assert!(f.senders.is_empty());
+        assert_eq!(f.allow, vec![SenderPattern::Domain("example.com".into())]);
+        let args = json!({"from": ["ana@other.test"]});
+        let sub = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap();
+        let Filter::Mail(f) = sub.filter else {
+            panic!()
+        };
+        assert_eq!(f.senders.len(), 1);
+        assert_eq!(f.allow.len(), 1, "the allowlist still applies");
+    }
+
+    #[test]
+    fn chats_alone_bound_a_messages_subscription() {
+        let s = settings(&[]);
+        let args = json!({"chats": ["Family"]});
+        assert!(Subscription::new("messages.received", args.as_object().unwrap(), &s).is_ok());
+    }
+}

@@ -1,0 +1,234 @@
+//! The Envelope Index scan: the filter pushed into SQL, rows turned into envelopes.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, params_from_iter};
+use serde_json::{Value, json};
+
+use super::mailboxes::MailboxLookup;
+use super::schema::MailCaps;
+use crate::dates::{from_unix_secs, iso8601};
+use crate::filter::MailFilter;
+use crate::stores::sql::{in_list, sender_predicate};
+use crate::stores::{Found, Window};
+use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
+
+/// At most this many To and this many Cc recipients go into a payload.
+pub(crate) const MAX_RECIPIENTS: usize = 50;
+
+/// The matching rows of `window`, in ROWID order.
+pub(crate) fn rows(
+    conn: &Connection,
+    caps: MailCaps,
+    lookup: &MailboxLookup,
+    filter: &MailFilter,
+    window: Window,
+) -> rusqlite::Result<Vec<Found>> {
+    let mut params: Vec<SqlValue> = vec![
+        SqlValue::Integer(window.after),
+        SqlValue::Integer(window.upto),
+    ];
+    let mut conditions = vec![
+        "m.ROWID > ?".to_owned(),
+        "m.ROWID <= ?".to_owned(),
+        "m.deleted = 0".to_owned(),
+    ];
+    // Sender bounds first: they are the cheap, selective test.
+    for patterns in [&filter.senders, &filter.allow] {
+        if !patterns.is_empty() {
+            let pred = sender_predicate("address", patterns, &mut params);
+            conditions.push(format!(
+                "m.sender IN (SELECT ROWID FROM addresses WHERE {pred})"
+            ));
+        }
+    }
+    // One event per message: a later copy of an already seen message (same global id) is not
+    // new mail.
+    conditions.push(
+        "NOT EXISTS (SELECT 1 FROM messages d WHERE d.global_message_id = m.global_message_id \
+         AND d.ROWID < m.ROWID AND d.deleted = 0)"
+            .to_owned(),
+    );
+    let mut wanted_mailboxes = Vec::new();
+    if !filter.mailboxes.is_empty() {
+        wanted_mailboxes = lookup.resolve(&filter.mailboxes).0;
+        // Any live copy of the message, or any of its labels, may put it in a wanted mailbox.
+        let ids = in_list(&wanted_mailboxes, &mut params);
+        let labels = if caps.labels {
+            let ids2 = in_list(&wanted_mailboxes, &mut params);
+            format!(
+                " OR EXISTS (SELECT 1 FROM labels l WHERE l.message_id = c.ROWID AND l.mailbox_id IN ({ids2}))"
+            )
+        } else {
+            String::new()
+        };
+        conditions.push(format!(
+            "EXISTS (SELECT 1 FROM messages c WHERE c.global_message_id = m.global_message_id \
+             AND c.deleted = 0 AND (c.mailbox IN ({ids}){labels}))"
+        ));
+    }
+    params.push(SqlValue::Integer(window.limit as i64));
+    let (mid_col, mid_join) = if caps.message_id_header {
+        (
+            "g.message_id_header",
+            "LEFT JOIN message_global_data g ON g.ROWID = m.global_message_id",
+        )
+    } else {
+        ("NULL", "")
+    };
+    let sql = format!(
+        "SELECT m.ROWID, m.global_message_id, m.subject_prefix, s.subject, m.date_sent, \
+         m.date_received, m.mailbox, m.read, m.flagged, {mid_col}, a.address, a.comment \
+         FROM messages m \
+         LEFT JOIN subjects s ON s.ROWID = m.subject \
+         LEFT JOIN addresses a ON a.ROWID = m.sender \
+         {mid_join} \
+         WHERE {} ORDER BY m.ROWID LIMIT ?",
+        conditions.join(" AND ")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let raw = stmt
+        .query_map(params_from_iter(params), |r| {
+            Ok(RawMail {
+                rowid: r.get(0)?,
+                global_id: r.get(1)?,
+                subject_prefix: r.get(2)?,
+                subject: r.get(3)?,
+                date_sent: r.get(4)?,
+                date_received: r.get(5)?,
+                mailbox: r.get(6)?,
+                read: r.get::<_, Option<i64>>(7)?.unwrap_or(0) != 0,
+                flagged: r.get::<_, Option<i64>>(8)?.unwrap_or(0) != 0,
+                message_id: r.get(9)?,
+                address: r.get(10)?,
+                name: r.get(11)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    raw.into_iter()
+        .map(|m| envelope(conn, caps, lookup, &wanted_mailboxes, m))
+        .collect()
+}
+
+struct RawMail {
+    rowid: i64,
+    global_id: i64,
+    subject_prefix: Option<String>,
+    subject: Option<String>,
+    date_sent: Option<i64>,
+    date_received: Option<i64>,
+    mailbox: Option<i64>,
+    read: bool,
+    flagged: bool,
+    message_id: Option<String>,
+    address: Option<String>,
+    name: Option<String>,
+}
+
+fn person(address: Option<String>, name: Option<String>) -> Value {
+    let name = name
+        .map(|n| sanitize(&n, MAX_NAME_CHARS))
+        .filter(|n| !n.is_empty());
+    json!({
+        "address": sanitize(address.as_deref().unwrap_or(""), MAX_NAME_CHARS),
+        "name": name,
+    })
+}
+
+fn envelope(
+    conn: &Connection,
+    caps: MailCaps,
+    lookup: &MailboxLookup,
+    wanted: &[i64],
+    m: RawMail,
+) -> rusqlite::Result<Found> {
+    let mut to = Vec::new();
+    let mut cc = Vec::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.type, a.address, a.comment FROM recipients r JOIN addresses a ON a.ROWID = r.address \
+         WHERE r.message = ?1 ORDER BY r.type, r.position",
+    )?;
+    let mut rows = stmt.query([m.rowid])?;
+    while let Some(r) = rows.next()? {
+        let list = match r.get::<_, Option<i64>>(0)? {
+            Some(0) => &mut to,
+            Some(1) => &mut cc,
+            _ => continue, // Bcc (presumably 2) is not part of what the sender showed.
+        };
+        if list.len() < MAX_RECIPIENTS {
+            list.push(person(r.get(1)?, r.get(2)?));
+        }
+    }
+    let attachment_count: i64 = if caps.attachments {
+        conn.prepare_cached("SELECT count(*) FROM attachments WHERE message = ?1")?
+            .query_row([m.rowid], |r| r.get(0))?
+    } else {
+        0
+    };
+    let mailbox_id = primary_mailbox(conn, caps, lookup, wanted, &m)?;
+    let mailbox = mailbox_id.and_then(|id| lookup.get(id));
+    let subject = format!(
+        "{}{}",
+        m.subject_prefix.unwrap_or_default(),
+        m.subject.unwrap_or_default()
+    );
+    let message_id = m
+        .message_id
+        .map(|s| sanitize(&s, MAX_NAME_CHARS * 2))
+        .filter(|s| !s.is_empty());
+    let date = from_unix_secs(m.date_received);
+    let event_id = message_id
+        .clone()
+        .unwrap_or_else(|| format!("gmid-{}", m.global_id));
+    let data = json!({
+        "messageId": message_id,
+        "from": person(m.address, m.name),
+        "to": to,
+        "cc": cc,
+        "subject": sanitize(&subject, MAX_SUBJECT_CHARS),
+        "mailbox": mailbox.map(|mb| sanitize(&mb.path, MAX_NAME_CHARS)),
+        "account": mailbox.and_then(|mb| lookup.account_name(mb)),
+        "dateReceived": date.map(iso8601),
+        "dateSent": from_unix_secs(m.date_sent).map(iso8601),
+        "read": m.read,
+        "flagged": m.flagged,
+        "attachmentCount": attachment_count,
+    });
+    Ok(Found {
+        rowid: m.rowid,
+        event_id,
+        date,
+        data,
+    })
+}
+
+/// The mailbox to report: one the client asked for, else INBOX when a label says so (Gmail),
+/// else the row's own.
+fn primary_mailbox(
+    conn: &Connection,
+    caps: MailCaps,
+    lookup: &MailboxLookup,
+    wanted: &[i64],
+    m: &RawMail,
+) -> rusqlite::Result<Option<i64>> {
+    let mut candidates: Vec<i64> = m.mailbox.into_iter().collect();
+    let sql = if caps.labels {
+        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND c.deleted = 0 \
+         UNION ALL SELECT l.mailbox_id FROM labels l JOIN messages c ON c.ROWID = l.message_id \
+         WHERE c.global_message_id = ?1 AND c.deleted = 0"
+    } else {
+        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND c.deleted = 0"
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    for id in stmt.query_map([m.global_id], |r| r.get::<_, i64>(0))? {
+        candidates.push(id?);
+    }
+    if let Some(id) = candidates.iter().find(|id| wanted.contains(id)) {
+        return Ok(Some(*id));
+    }
+    let inbox = candidates.iter().find(|id| {
+        lookup
+            .get(**id)
+            .is_some_and(|mb| mb.path.eq_ignore_ascii_case("INBOX"))
+    });
+    Ok(inbox.or(candidates.first()).copied())
+}

@@ -1,0 +1,126 @@
+//! The chat.db scan: the skip rules and the filter pushed into SQL, rows turned into envelopes.
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, params_from_iter};
+use serde_json::json;
+
+use super::schema::MessagesCaps;
+use crate::dates::{from_apple, iso8601};
+use crate::filter::MessagesFilter;
+use crate::stores::sql::sender_predicate;
+use crate::stores::{Found, Window};
+use crate::text::{MAX_NAME_CHARS, sanitize};
+
+/// `chat.style` of a group chat (45 is one-to-one).
+const GROUP_STYLE: i64 = 43;
+
+/// The matching rows of `window`, in ROWID order.
+pub(crate) fn rows(
+    conn: &Connection,
+    caps: MessagesCaps,
+    filter: &MessagesFilter,
+    window: Window,
+) -> rusqlite::Result<Vec<Found>> {
+    let mut params: Vec<SqlValue> = vec![
+        SqlValue::Integer(window.after),
+        SqlValue::Integer(window.upto),
+    ];
+    let mut conditions = vec!["m.ROWID > ?".to_owned(), "m.ROWID <= ?".to_owned()];
+    for patterns in [&filter.senders, &filter.allow] {
+        if !patterns.is_empty() {
+            let pred = sender_predicate("id", patterns, &mut params);
+            conditions.push(format!(
+                "m.handle_id IN (SELECT ROWID FROM handle WHERE {pred})"
+            ));
+        }
+    }
+    if !filter.chats.is_empty() {
+        let mut names = Vec::new();
+        for chat in &filter.chats {
+            params.extend([
+                SqlValue::Text(chat.clone()),
+                SqlValue::Text(chat.clone()),
+                SqlValue::Text(chat.clone()),
+            ]);
+            names.push(
+                "display_name = ? COLLATE NOCASE OR chat_identifier = ? COLLATE NOCASE OR guid = ?",
+            );
+        }
+        conditions.push(format!(
+            "EXISTS (SELECT 1 FROM chat_message_join j WHERE j.message_id = m.ROWID AND j.chat_id IN \
+             (SELECT ROWID FROM chat WHERE {}))",
+            names.join(" OR ")
+        ));
+    }
+    // The skip rules: only messages someone else sent count.
+    conditions.push("coalesce(m.is_from_me, 0) = 0".to_owned());
+    if caps.associated {
+        conditions.push("coalesce(m.associated_message_type, 0) = 0".to_owned());
+    }
+    if caps.item_type {
+        conditions.push("coalesce(m.item_type, 0) = 0".to_owned());
+    }
+    if caps.retracted {
+        conditions.push("coalesce(m.date_retracted, 0) = 0".to_owned());
+    }
+    if caps.recoverable {
+        conditions.push("NOT EXISTS (SELECT 1 FROM chat_recoverable_message_join r WHERE r.message_id = m.ROWID)".to_owned());
+    }
+    params.push(SqlValue::Integer(window.limit as i64));
+    let thread = if caps.thread {
+        "m.thread_originator_guid"
+    } else {
+        "NULL"
+    };
+    let attachments = if caps.attachments {
+        "(SELECT count(*) FROM message_attachment_join x WHERE x.message_id = m.ROWID)"
+    } else {
+        "0"
+    };
+    let sql = format!(
+        "SELECT m.ROWID, m.guid, m.date, coalesce(m.service, c.service_name), h.id, {attachments}, \
+         {thread}, c.chat_identifier, c.display_name, c.style \
+         FROM message m \
+         LEFT JOIN handle h ON h.ROWID = m.handle_id \
+         LEFT JOIN chat c ON c.ROWID = (SELECT chat_id FROM chat_message_join WHERE message_id = m.ROWID LIMIT 1) \
+         WHERE {} ORDER BY m.ROWID LIMIT ?",
+        conditions.join(" AND ")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let found = stmt
+        .query_map(params_from_iter(params), |r| {
+            let rowid: i64 = r.get(0)?;
+            let guid: String = r.get::<_, Option<String>>(1)?.unwrap_or_default();
+            let date = from_apple(r.get(2)?);
+            let clean = |v: Option<String>| {
+                v.map(|s| sanitize(&s, MAX_NAME_CHARS))
+                    .filter(|s| !s.is_empty())
+            };
+            let data = json!({
+                "guid": sanitize(&guid, MAX_NAME_CHARS),
+                "from": {"handle": clean(r.get(4)?), "service": clean(r.get(3)?)},
+                "chat": {
+                    "identifier": clean(r.get(7)?),
+                    "name": clean(r.get(8)?),
+                    "isGroup": r.get::<_, Option<i64>>(9)? == Some(GROUP_STYLE),
+                },
+                "date": date.map(iso8601),
+                "attachmentCount": r.get::<_, i64>(5)?,
+                "isReply": r.get::<_, Option<String>>(6)?.is_some_and(|g| !g.is_empty()),
+            });
+            // The guid is the stable id; a row without one (never seen) still gets a unique id.
+            let event_id = if guid.is_empty() {
+                format!("rowid-{rowid}")
+            } else {
+                sanitize(&guid, MAX_NAME_CHARS)
+            };
+            Ok(Found {
+                rowid,
+                event_id,
+                date,
+                data,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(found)
+}

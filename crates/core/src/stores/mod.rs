@@ -1,0 +1,115 @@
+//! The two stores, read-only: Apple Mail's Envelope Index and Messages' chat.db.
+//!
+//! Both are opened `mode=ro` (never `immutable=1`, which ignores the `-wal` where the newest
+//! rows live), with a short busy timeout, and read in short transactions so that we never hold
+//! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild).
+
+pub mod mail;
+pub mod messages;
+mod open;
+mod sql;
+
+use std::path::{Path, PathBuf};
+
+use time::OffsetDateTime;
+
+use crate::cursor::FileIdentity;
+use crate::error::StoreError;
+
+pub(crate) use open::StoreHandle;
+
+/// Where the stores live, found from a home directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StorePaths {
+    /// `~/Library/Mail/V<n>/MailData/Envelope Index`.
+    pub envelope_index: PathBuf,
+    /// `~/Library/Mail/V<n>/MailData/Signatures/AccountsMap.plist`, where account names live.
+    pub accounts_map: PathBuf,
+    /// `~/Library/Messages/chat.db`.
+    pub chat_db: PathBuf,
+}
+
+impl StorePaths {
+    /// The stores under `home`. Mail's `V<n>` is a store-format version that changes across
+    /// macOS releases, so take the highest one that holds an index (V10 when none does).
+    pub fn for_home(home: &Path) -> StorePaths {
+        let mail = home.join("Library/Mail");
+        let version = std::fs::read_dir(&mail)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let n: u32 = name.strip_prefix('V')?.parse().ok()?;
+                e.path()
+                    .join("MailData/Envelope Index")
+                    .exists()
+                    .then_some(n)
+            })
+            .max()
+            .unwrap_or(10);
+        let data = mail.join(format!("V{version}/MailData"));
+        StorePaths {
+            envelope_index: data.join("Envelope Index"),
+            accounts_map: data.join("Signatures/AccountsMap.plist"),
+            chat_db: home.join("Library/Messages/chat.db"),
+        }
+    }
+}
+
+/// A cheap look at a store: enough to tell whether anything changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// The file's identity; a new one means the store was rebuilt.
+    pub identity: FileIdentity,
+    /// SQLite's `PRAGMA data_version`: changes when another connection commits.
+    pub data_version: i64,
+    /// The highest ROWID ever allocated for the event table.
+    pub head: i64,
+}
+
+/// Which rows a scan may look at: ROWIDs in `(after, upto]`, at most `limit` matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Exclusive lower bound.
+    pub after: i64,
+    /// Inclusive upper bound.
+    pub upto: i64,
+    /// The most matches to return.
+    pub limit: usize,
+}
+
+/// One matching row, ready to become an occurrence.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Found {
+    /// Its ROWID (the cursor after it).
+    pub rowid: i64,
+    /// The stable event id.
+    pub event_id: String,
+    /// Its own date, if it has one.
+    pub date: Option<OffsetDateTime>,
+    /// The envelope.
+    pub data: serde_json::Value,
+}
+
+/// What a scan saw: the file it read and the matches in ROWID order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scan {
+    /// The file actually read (a rebuild between stamp and scan shows up here).
+    pub identity: FileIdentity,
+    /// Matches, at most `Window::limit`.
+    pub found: Vec<Found>,
+}
+
+/// What the poll engine needs from a store.
+pub trait Source {
+    /// The per-type filter this store understands.
+    type Filter;
+    /// Identity, data version and head, opening or reopening as needed.
+    fn stamp(&mut self) -> Result<Stamp, StoreError>;
+    /// The first ROWID whose date is at or after `floor`, through the date index; `None` when
+    /// every row is older.
+    fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError>;
+    /// The rows in `window` that pass `filter` and the skip rules.
+    fn scan(&mut self, filter: &Self::Filter, window: Window) -> Result<Scan, StoreError>;
+}
