@@ -1,0 +1,1 @@
+//! The events extension's ServerHandler (being written).

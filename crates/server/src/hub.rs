@@ -1,0 +1,1 @@
+//! (stub; see daemon.rs)
