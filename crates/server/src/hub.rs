@@ -1,1 +1,354 @@
-//! (stub; see daemon.rs)
+//! The hub: one `notify` watcher per store directory, a cheap change check per store, and
+//! wake-ups for the streams on that store only (design.md, "How an event travels").
+//!
+//! Each store has a task that sleeps until a file event for its db, `-wal` or `-shm` name (or
+//! the slow safety tick), then asks the engine for the store's [`Stamp`] (file identity,
+//! `data_version`, head ROWID). Only when the stamp differs does it bump the store's
+//! generation, a `tokio::sync::watch` that every stream on the store waits on. Nothing polls
+//! while nothing changes.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use tidings_core::{Engine, EventType, Stamp, StorePaths};
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+/// How long a burst of file events is gathered before the check. It is a fixed window that
+/// starts at the first event and never restarts: a restarting debounce starves under a burst.
+const DEBOUNCE: Duration = Duration::from_millis(1);
+/// Re-checks after an event whose check found nothing new: SQLite publishes a WAL commit
+/// through the memory-mapped `-shm`, which raises no event, so the file event can come first.
+const BACKOFF_MS: [u64; 5] = [1, 2, 4, 8, 16];
+
+/// What the last check of a store found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Health {
+    Unchecked,
+    Ok(Stamp),
+    Failed(String),
+}
+
+struct Store {
+    path: PathBuf,
+    /// Bumped when the store changed (or failed differently); streams wait on it.
+    wake: watch::Sender<u64>,
+    /// Set by the watcher callback; one stored permit coalesces a burst.
+    kick: Arc<Notify>,
+    health: Mutex<Health>,
+}
+
+struct HubInner {
+    engine: Arc<Engine>,
+    stores: Vec<Store>,
+    /// Installed watchers by directory, with the identity of the directory they watch.
+    watchers: Mutex<HashMap<PathBuf, (RecommendedWatcher, Option<(u64, u64)>)>>,
+    safety_tick: Duration,
+    shutdown: CancellationToken,
+}
+
+/// The store watchers and change checks; cheap to clone.
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<HubInner>,
+}
+
+impl Hub {
+    /// Start one task per store. Must be called inside a tokio runtime; the tasks end when
+    /// `shutdown` is cancelled.
+    pub fn start(
+        engine: Arc<Engine>,
+        paths: &StorePaths,
+        safety_tick: Duration,
+        shutdown: CancellationToken,
+    ) -> Hub {
+        let stores = EventType::ALL
+            .into_iter()
+            .map(|ty| Store {
+                path: store_path(paths, ty).to_owned(),
+                wake: watch::Sender::new(0),
+                kick: Arc::new(Notify::new()),
+                health: Mutex::new(Health::Unchecked),
+            })
+            .collect();
+        let hub = Hub {
+            inner: Arc::new(HubInner {
+                engine,
+                stores,
+                watchers: Mutex::new(HashMap::new()),
+                safety_tick,
+                shutdown,
+            }),
+        };
+        for ty in EventType::ALL {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.run(ty).await });
+        }
+        hub
+    }
+
+    /// A receiver that changes whenever the store behind `ty` may hold something new.
+    pub fn wake_receiver(&self, ty: EventType) -> watch::Receiver<u64> {
+        self.store(ty).wake.subscribe()
+    }
+
+    /// Check the store behind `ty` now, as if a file event had arrived.
+    pub fn poke(&self, ty: EventType) {
+        self.store(ty).kick.notify_one();
+    }
+
+    /// The store file behind `ty`.
+    pub fn store_path(&self, ty: EventType) -> &Path {
+        &self.store(ty).path
+    }
+
+    /// `ok`, the last check's error message, or `not checked yet`.
+    pub fn state(&self, ty: EventType) -> String {
+        match &*lock(&self.store(ty).health) {
+            Health::Ok(_) => "ok".to_owned(),
+            Health::Failed(message) => message.clone(),
+            Health::Unchecked => "not checked yet".to_owned(),
+        }
+    }
+
+    fn store(&self, ty: EventType) -> &Store {
+        let i = EventType::ALL.iter().position(|t| *t == ty).unwrap_or(0);
+        &self.inner.stores[i]
+    }
+
+    async fn run(&self, ty: EventType) {
+        let store = self.store(ty);
+        let mut tick = tokio::time::interval(self.inner.safety_tick);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = self.inner.shutdown.cancelled() => break,
+                _ = store.kick.notified() => {
+                    tokio::time::sleep(DEBOUNCE).await;
+                    self.check_with_backoff(ty).await;
+                }
+                // The first tick fires at once: it installs the watch and takes the first stamp.
+                _ = tick.tick() => {
+                    self.ensure_watch(ty);
+                    let changed = self.check(ty).await;
+                    // A failing store is retried on every tick: streams send an error only once
+                    // per distinct failure, and resume when a retry succeeds.
+                    if !changed && matches!(&*lock(&store.health), Health::Failed(_)) {
+                        store.wake.send_modify(|g| *g = g.wrapping_add(1));
+                    }
+                }
+            }
+        }
+        lock(&self.inner.watchers).clear();
+    }
+
+    async fn check_with_backoff(&self, ty: EventType) {
+        if self.check(ty).await {
+            return;
+        }
+        for ms in BACKOFF_MS {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            if self.check(ty).await {
+                return;
+            }
+        }
+    }
+
+    /// Take the stamp; on a difference, remember it and wake the store's streams.
+    async fn check(&self, ty: EventType) -> bool {
+        let engine = self.inner.engine.clone();
+        let health = match tokio::task::spawn_blocking(move || engine.stamp(ty)).await {
+            Ok(Ok(stamp)) => Health::Ok(stamp),
+            Ok(Err(e)) => Health::Failed(e.to_string()),
+            Err(e) => Health::Failed(format!("store check failed: {e}")),
+        };
+        let store = self.store(ty);
+        let changed = {
+            let mut last = lock(&store.health);
+            let changed = *last != health;
+            if changed {
+                match (&*last, &health) {
+                    (Health::Ok(_) | Health::Unchecked, Health::Failed(e)) => {
+                        tracing::warn!(event_type = %ty, error = %e, "store check failed");
+                    }
+                    (Health::Failed(_), Health::Ok(_)) => {
+                        tracing::info!(event_type = %ty, "store readable again");
+                    }
+                    _ => {}
+                }
+            }
+            *last = health;
+            changed
+        };
+        if changed {
+            store.wake.send_modify(|g| *g = g.wrapping_add(1));
+        }
+        changed
+    }
+
+    /// Watch the store's directory if it is not watched yet, or if it was replaced. A missing
+    /// directory is left to the next tick.
+    fn ensure_watch(&self, ty: EventType) {
+        let Some(dir) = self.store(ty).path.parent().map(Path::to_owned) else {
+            return;
+        };
+        let identity = dir_identity(&dir);
+        let mut watchers = lock(&self.inner.watchers);
+        if let Some((_, watched)) = watchers.get(&dir)
+            && *watched == identity
+            && identity.is_some()
+        {
+            return;
+        }
+        watchers.remove(&dir);
+        if identity.is_none() {
+            return;
+        }
+        let targets: Vec<(Vec<OsString>, Arc<Notify>)> = self
+            .inner
+            .stores
+            .iter()
+            .filter(|s| s.path.parent() == Some(dir.as_path()))
+            .filter_map(|s| Some((store_names(&s.path)?, s.kick.clone())))
+            .collect();
+        let handler = move |res: notify::Result<notify::Event>| {
+            let Ok(event) = res else { return };
+            for path in &event.paths {
+                let Some(name) = path.file_name() else {
+                    continue;
+                };
+                for (names, kick) in &targets {
+                    if names.iter().any(|n| n == name) {
+                        kick.notify_one();
+                    }
+                }
+            }
+        };
+        let watcher = notify::recommended_watcher(handler).and_then(|mut w| {
+            w.watch(&dir, RecursiveMode::NonRecursive)?;
+            Ok(w)
+        });
+        match watcher {
+            Ok(w) => {
+                tracing::debug!(dir = %dir.display(), "watching store directory");
+                watchers.insert(dir, (w, identity));
+            }
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot watch store directory; relying on the safety tick");
+            }
+        }
+    }
+}
+
+fn store_path(paths: &StorePaths, ty: EventType) -> &Path {
+    match ty {
+        EventType::MailReceived => &paths.envelope_index,
+        EventType::MessagesReceived => &paths.chat_db,
+    }
+}
+
+/// The names whose events matter for the store at `db`: the db, its `-wal` and its `-shm`.
+fn store_names(db: &Path) -> Option<Vec<OsString>> {
+    let name = db.file_name()?;
+    Some(
+        ["", "-wal", "-shm"]
+            .into_iter()
+            .map(|suffix| {
+                let mut n = name.to_owned();
+                n.push(suffix);
+                n
+            })
+            .collect(),
+    )
+}
+
+fn dir_identity(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir).ok()?;
+    meta.is_dir().then(|| (meta.dev(), meta.ino()))
+}
+
+/// A poisoned lock only means a panic elsewhere; the data (a stamp, a map) is still sound.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tidings_core::Limits;
+    use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
+
+    #[test]
+    fn only_the_db_wal_and_shm_names_count() {
+        let names = store_names(Path::new("/x/Envelope Index")).unwrap();
+        assert_eq!(
+            names,
+            vec![
+                OsString::from("Envelope Index"),
+                OsString::from("Envelope Index-wal"),
+                OsString::from("Envelope Index-shm"),
+            ]
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_append_wakes_the_store_and_a_rebuild_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = MacHome::new(dir.path());
+        let mut mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
+        let acct = mail
+            .add_account("me@example.com", tidings_fixtures::AccountKind::Imap)
+            .unwrap();
+        let inbox = mail.add_mailbox(&acct, "INBOX").unwrap();
+        let paths = StorePaths::for_home(dir.path());
+        let engine = Arc::new(Engine::new(&paths, Limits::default()));
+        let shutdown = CancellationToken::new();
+        // A long tick: only file events can wake the store within the test's timeout.
+        let hub = Hub::start(engine, &paths, Duration::from_secs(3600), shutdown.clone());
+        let mut rx = hub.wake_receiver(EventType::MailReceived);
+        // The first tick takes the first stamp.
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(hub.state(EventType::MailReceived), "ok");
+        mail.append(&NewMail::new(
+            Addr::new("ana@example.com", "Ana"),
+            "hello",
+            inbox,
+            Some(1_700_000_000),
+        ))
+        .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .expect("an append wakes the store")
+            .unwrap();
+        let _mail = mail.rebuild(&home).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .expect("a rebuild wakes the store")
+            .unwrap();
+        shutdown.cancel();
+    }
+
+    #[tokio::test]
+    async fn a_missing_store_is_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = StorePaths::for_home(dir.path());
+        let engine = Arc::new(Engine::new(&paths, Limits::default()));
+        let shutdown = CancellationToken::new();
+        let hub = Hub::start(engine, &paths, Duration::from_secs(3600), shutdown.clone());
+        let mut rx = hub.wake_receiver(EventType::MessagesReceived);
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(hub.state(EventType::MessagesReceived).contains("not found"));
+        shutdown.cancel();
+    }
+}

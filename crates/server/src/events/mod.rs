@@ -1,1 +1,146 @@
-//! The events extension's ServerHandler (being written).
+//! The events extension on rmcp 3.11: [`EventsHandler`], one per connection, serving
+//! `server/discover`, `events/list|poll|stream|subscribe|unsubscribe`, `subscriptions/listen`
+//! (with `eventsListChanged`), `tidings/status`, and in demo mode the conformance tools.
+//!
+//! Files: [`wire`] (result and notification shapes, the era check), [`errors`] (the codes),
+//! [`list`] (capabilities and descriptors), [`poll`], [`stream`] (the push loop), [`listen`]
+//! (list_changed), [`tools`] (demo levers).
+
+pub(crate) mod errors;
+pub(crate) mod list;
+pub(crate) mod listen;
+pub(crate) mod poll;
+pub(crate) mod stream;
+pub(crate) mod tools;
+pub(crate) mod wire;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ListToolsResult,
+    PaginatedRequestParams, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Value, json};
+use tidings_core::EventType;
+
+use crate::daemon::{ConnectionState, Daemon};
+use errors::{legacy_method, not_found_event, not_found_subscription, webhook_unsupported};
+use wire::{complete, is_modern};
+
+/// The rmcp handler of one connection.
+#[derive(Clone)]
+pub struct EventsHandler {
+    daemon: Daemon,
+    conn: Arc<ConnectionState>,
+}
+
+impl EventsHandler {
+    pub(crate) fn new(daemon: Daemon, conn: Arc<ConnectionState>) -> EventsHandler {
+        EventsHandler { daemon, conn }
+    }
+
+    /// `events/subscribe`: the name is looked up first (NotFound), then webhook is declined.
+    fn subscribe(&self, params: &Value) -> ErrorData {
+        let name = match params.get("name") {
+            Some(Value::String(s)) if !s.is_empty() => s.as_str(),
+            _ => {
+                return ErrorData::invalid_params(
+                    "name (the event type, a string) is required",
+                    Some(json!({"field": "name"})),
+                );
+            }
+        };
+        let settings = self.daemon.settings_arc();
+        match EventType::from_name(name).filter(|t| settings.for_type(*t).enabled) {
+            Some(ty) => webhook_unsupported(ty),
+            None => not_found_event(&tidings_core::text::sanitize(name, 64)),
+        }
+    }
+}
+
+impl ServerHandler for EventsHandler {
+    fn get_info(&self) -> ServerConfig {
+        list::server_config(self.daemon.demo().is_some())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let CustomRequest { method, params, .. } = request;
+        let params = params.unwrap_or(Value::Null);
+        if method == "tidings/status" {
+            let status = serde_json::to_value(self.daemon.status())
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            return Ok(complete(status));
+        }
+        let events_method = method.starts_with("events/") || method == listen::LISTEN_ALIAS;
+        if !events_method {
+            return Err(ErrorData::method_not_found_with_name(&method));
+        }
+        if !is_modern(&ctx) {
+            let shown = if method == listen::LISTEN_ALIAS {
+                "subscriptions/listen"
+            } else {
+                method.as_str()
+            };
+            return Err(legacy_method(shown));
+        }
+        match method.as_str() {
+            "events/list" => Ok(list::list(&self.daemon.settings_arc())),
+            "events/poll" => poll::poll(&self.daemon, params).await,
+            "events/stream" => stream::stream(&self.daemon, &self.conn, params, ctx).await,
+            "events/subscribe" => Err(self.subscribe(&params)),
+            "events/unsubscribe" => Err(not_found_subscription()),
+            m if m == listen::LISTEN_ALIAS => {
+                listen::listen(&self.daemon, &self.conn, params, ctx).await
+            }
+            _ => Err(ErrorData::method_not_found_with_name(&method)),
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        match self.daemon.demo() {
+            Some(_) => Ok(ListToolsResult::with_all_items(tools::tools())),
+            None => Err(ErrorData::method_not_found_with_name("tools/list")),
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match self.daemon.demo() {
+            Some(demo) => tools::call(demo, request)
+                .await
+                .map(CallToolResponse::Complete),
+            None => Err(ErrorData::method_not_found_with_name("tools/call")),
+        }
+    }
+}
+
+/// rmcp's `method_not_found` takes a type-level method name; ours are runtime strings.
+trait MethodNotFound {
+    fn method_not_found_with_name(method: &str) -> ErrorData;
+}
+
+impl MethodNotFound for ErrorData {
+    fn method_not_found_with_name(method: &str) -> ErrorData {
+        ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            method.to_owned(),
+            None,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

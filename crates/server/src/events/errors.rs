@@ -1,0 +1,162 @@
+//! The JSON-RPC errors of the events extension (SEP-3415 numbering only: spec/events.md,
+//! decision 2), and the `{code, message, data}` object that `error` and `terminated`
+//! notifications carry.
+
+use rmcp::ErrorData;
+use rmcp::model::ErrorCode;
+use serde_json::{Value, json};
+use tidings_core::{EventType, RequestError, StoreError};
+
+/// NotFound: an unknown or disabled event type, or an unknown webhook subscription.
+pub const NOT_FOUND: ErrorCode = ErrorCode(-32023);
+/// Forbidden: the user's settings no longer allow the subscription.
+pub const FORBIDDEN: ErrorCode = ErrorCode(-32024);
+/// ResourceExhausted: a stream cap was reached.
+pub const RESOURCE_EXHAUSTED: ErrorCode = ErrorCode(-32025);
+/// Unsupported: a delivery mode we do not offer (webhook).
+pub const UNSUPPORTED: ErrorCode = ErrorCode(-32026);
+
+/// A core request error as the wire error: InvalidParams names the field, NotFound says
+/// `kind: "event"`, a store failure carries `data.reason`.
+pub fn request_error(e: RequestError) -> ErrorData {
+    match e {
+        RequestError::InvalidParams { field, message } => {
+            ErrorData::invalid_params(message, Some(json!({ "field": field })))
+        }
+        RequestError::NotFound { name } => not_found_event(&name),
+        RequestError::Store(e) => store_error(&e),
+        other => ErrorData::internal_error(other.to_string(), None),
+    }
+}
+
+/// -32603 with the store error's message and `data.reason` (e.g. `store_missing`).
+pub fn store_error(e: &StoreError) -> ErrorData {
+    ErrorData::internal_error(e.to_string(), Some(json!({ "reason": e.reason() })))
+}
+
+/// NotFound for an event type name that is not served (unknown, or turned off).
+pub fn not_found_event(name: &str) -> ErrorData {
+    ErrorData::new(
+        NOT_FOUND,
+        format!("unknown event type `{name}`"),
+        Some(json!({ "kind": "event" })),
+    )
+}
+
+/// The `terminated` error when the user turns a type off.
+pub fn type_turned_off(ty: EventType) -> ErrorData {
+    ErrorData::new(
+        NOT_FOUND,
+        format!("event type `{ty}` was turned off in Tidings"),
+        Some(json!({ "kind": "event" })),
+    )
+}
+
+/// The `terminated` error when a settings change leaves a subscription with no sender bound.
+pub fn allowlist_removed(ty: EventType) -> ErrorData {
+    ErrorData::new(
+        FORBIDDEN,
+        format!(
+            "the allowlist for `{ty}` was removed in Tidings and this subscription names no sender"
+        ),
+        Some(json!({ "reason": "allowlist" })),
+    )
+}
+
+/// `events/unsubscribe`: no webhook subscription ever exists here.
+pub fn not_found_subscription() -> ErrorData {
+    ErrorData::new(
+        NOT_FOUND,
+        "no such subscription: Tidings offers no webhook delivery",
+        Some(json!({ "kind": "subscription" })),
+    )
+}
+
+/// `events/subscribe` for a known type: webhook is declined (decision 4).
+pub fn webhook_unsupported(ty: EventType) -> ErrorData {
+    ErrorData::new(
+        UNSUPPORTED,
+        format!("`{ty}` offers poll and push delivery, not webhook"),
+        Some(json!({ "feature": "deliveryMode", "value": "webhook" })),
+    )
+}
+
+/// Which stream cap was reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamCap {
+    /// Streams on one connection.
+    PerConnection(usize),
+    /// Streams across the daemon.
+    Total(usize),
+}
+
+/// ResourceExhausted with `data: {"limit": "streams", "max": N}`.
+pub fn streams_exhausted(cap: StreamCap) -> ErrorData {
+    let (message, max) = match cap {
+        StreamCap::PerConnection(max) => (
+            format!("this connection already has {max} open streams, the limit per connection"),
+            max,
+        ),
+        StreamCap::Total(max) => (
+            format!("the daemon already serves {max} open streams, its limit"),
+            max,
+        ),
+    };
+    ErrorData::new(
+        RESOURCE_EXHAUSTED,
+        message,
+        Some(json!({ "limit": "streams", "max": max })),
+    )
+}
+
+/// `events/*` on a connection in the legacy `initialize` era (decision 7).
+pub fn legacy_method(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("{method} is served on protocol 2026-07-28 only (this connection used initialize)"),
+        None,
+    )
+}
+
+/// The `error` member of `notifications/events/error` and `…/terminated`.
+pub fn error_object(e: &ErrorData) -> Value {
+    let mut v = json!({ "code": e.code.0, "message": e.message });
+    if let Some(data) = &e.data {
+        v["data"] = data.clone();
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_params_names_the_field() {
+        let e = request_error(RequestError::invalid("cursor", "bad cursor"));
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(e.data, Some(json!({"field": "cursor"})));
+    }
+
+    #[test]
+    fn not_found_is_32023_kind_event_never_32002() {
+        let e = request_error(RequestError::NotFound { name: "x".into() });
+        assert_eq!(e.code.0, -32023);
+        assert_eq!(e.data, Some(json!({"kind": "event"})));
+    }
+
+    #[test]
+    fn exhausted_names_the_limit_and_max() {
+        let e = streams_exhausted(StreamCap::PerConnection(10));
+        assert_eq!(e.code.0, -32025);
+        assert_eq!(e.data, Some(json!({"limit": "streams", "max": 10})));
+        assert!(e.message.contains("10"));
+    }
+
+    #[test]
+    fn the_notification_error_object_keeps_data() {
+        let o = error_object(&type_turned_off(EventType::MailReceived));
+        assert_eq!(o["code"], -32023);
+        assert_eq!(o["data"]["kind"], "event");
+    }
+}

@@ -1,0 +1,35 @@
+//! `server/discover`'s capabilities and `events/list`: the descriptors of the enabled types.
+
+use rmcp::model::{
+    CustomResult, ExtensionCapabilities, Implementation, ServerCapabilities, ServerConfig,
+    ToolsCapability,
+};
+use serde_json::{Value, json};
+use tidings_core::Settings;
+use tidings_core::descriptor::enabled_descriptors;
+
+use super::wire::{SERVER_NAME, complete};
+
+/// The extension id under `capabilities.extensions`.
+pub const EVENTS_EXTENSION: &str = "io.modelcontextprotocol/events";
+
+/// What `server/discover` (and a legacy `initialize`) advertises: the events extension with
+/// `listChanged`, and tools only in demo mode (the conformance levers).
+pub fn server_config(demo: bool) -> ServerConfig {
+    let mut extensions = ExtensionCapabilities::new();
+    let mut settings = serde_json::Map::new();
+    settings.insert("listChanged".into(), Value::Bool(true));
+    extensions.insert(EVENTS_EXTENSION.into(), settings);
+    let mut caps = ServerCapabilities::default();
+    caps.extensions = Some(extensions);
+    if demo {
+        caps.tools = Some(ToolsCapability::default());
+    }
+    ServerConfig::new(caps)
+        .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+}
+
+/// `events/list`: one page, the enabled types only.
+pub fn list(settings: &Settings) -> CustomResult {
+    complete(json!({ "events": enabled_descriptors(settings) }))
+}

@@ -1,0 +1,226 @@
+//! `events/stream`: validate, take a place under the caps, confirm with `active`, then deliver
+//! until the client cancels, the connection goes, the daemon shuts down, or settings end the
+//! subscription (`terminated`).
+//!
+//! The loop: `engine.next(sub, cursor, 100)` on the blocking pool, send the events, advance
+//! the cursor; with `has_more` go again at once, else wait on the hub's wake for this store,
+//! the heartbeat timer, a settings change, or cancellation.
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{CustomResult, RequestId};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+use tidings_core::{Cursor, Engine, RequestError, Settings, Subscription, SubscriptionParams};
+use tokio::time::{Instant, MissedTickBehavior};
+use tokio_util::sync::CancellationToken;
+
+use super::errors::{allowlist_removed, error_object, request_error, store_error, type_turned_off};
+use super::wire::{blocking, final_result, notify};
+use crate::daemon::{ConnectionState, Daemon};
+
+/// Events per engine call: bounded work between checks for cancellation.
+const BATCH: u32 = 100;
+
+/// Serve one `events/stream` request to its end.
+pub async fn stream(
+    daemon: &Daemon,
+    conn: &Arc<ConnectionState>,
+    params: Value,
+    ctx: RequestContext<RoleServer>,
+) -> Result<CustomResult, ErrorData> {
+    // Everything that can refuse the subscription runs before the first notification, so a
+    // refusal is a plain JSON-RPC error and no stream opens.
+    let params = SubscriptionParams::parse(&params).map_err(request_error)?;
+    let mut settings_rx = daemon.settings_receiver();
+    let settings = settings_rx.borrow_and_update().clone();
+    let sub = Subscription::new(&params.name, &params.arguments, &settings)
+        .map_err(request_error)?;
+    let _slot = daemon.acquire_stream(conn)?;
+    // Subscribe to wake-ups before reading the start, so no change falls in between.
+    let mut wake = daemon.hub().wake_receiver(sub.event_type);
+    wake.borrow_and_update();
+    let engine = Arc::clone(daemon.engine());
+    let start = {
+        let (engine, sub) = (engine.clone(), sub.clone());
+        let (cursor, max_age) = (params.cursor, params.max_age_ms);
+        blocking(move || engine.start(&sub, cursor, max_age))
+            .await?
+            .map_err(request_error)?
+    };
+    let mut s = Stream {
+        peer: ctx.peer.clone(),
+        id: ctx.id.clone(),
+        cancelled: ctx.ct.clone(),
+        engine,
+        sub,
+        cursor: start.cursor,
+        last_error: None,
+    };
+    tracing::debug!(event_type = %s.sub.event_type, "stream opened");
+    if !s
+        .send(
+            "notifications/events/active",
+            json!({"cursor": s.cursor.to_string(), "truncated": start.truncated}),
+        )
+        .await
+    {
+        return Ok(final_result(&s.id));
+    }
+    let period = daemon.limits().heartbeat;
+    let mut heartbeat = tokio::time::interval_at(Instant::now() + period, period);
+    heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let shutdown = daemon.shutdown_token().clone();
+    let mut beat = false;
+    loop {
+        if !s.drain().await {
+            return Ok(final_result(&s.id));
+        }
+        if beat {
+            beat = false;
+            let cursor = s.cursor.to_string();
+            if !s
+                .send("notifications/events/heartbeat", json!({"cursor": cursor}))
+                .await
+            {
+                return Ok(final_result(&s.id));
+            }
+        }
+        tokio::select! {
+            biased;
+            _ = ctx.ct.cancelled() => return Ok(final_result(&s.id)),
+            _ = conn.closed.cancelled() => return Ok(final_result(&s.id)),
+            _ = shutdown.cancelled() => return Ok(final_result(&s.id)),
+            changed = settings_rx.changed() => {
+                if changed.is_err() {
+                    return Ok(final_result(&s.id));
+                }
+                let settings = settings_rx.borrow_and_update().clone();
+                if let Err(ended) = s.revalidate(&params, &settings) {
+                    tracing::debug!(event_type = %s.sub.event_type, code = ended.code.0, "stream terminated by settings");
+                    s.send(
+                        "notifications/events/terminated",
+                        json!({"error": error_object(&ended)}),
+                    )
+                    .await;
+                    return Ok(final_result(&s.id));
+                }
+            }
+            changed = wake.changed() => {
+                if changed.is_err() {
+                    return Ok(final_result(&s.id));
+                }
+            }
+            _ = heartbeat.tick() => beat = true,
+        }
+    }
+}
+
+struct Stream {
+    peer: rmcp::Peer<RoleServer>,
+    id: RequestId,
+    cancelled: CancellationToken,
+    engine: Arc<Engine>,
+    sub: Subscription,
+    /// Everything up to here was delivered or skipped: safe for the client to persist.
+    cursor: Cursor,
+    /// The store failure already reported, so each distinct failure is sent once.
+    last_error: Option<(&'static str, String)>,
+}
+
+impl Stream {
+    /// Send one notification unless the request was cancelled; false when the stream must
+    /// end (cancelled, or the connection is gone).
+    async fn send(&self, method: &str, params: Value) -> bool {
+        if self.cancelled.is_cancelled() {
+            return false;
+        }
+        notify(&self.peer, &self.id, method, params).await.is_ok()
+    }
+
+    /// Deliver everything after the cursor. A store failure is reported once and retried on
+    /// the next wake or heartbeat; a gap re-sends `active` with `truncated: true`.
+    async fn drain(&mut self) -> bool {
+        loop {
+            if self.cancelled.is_cancelled() {
+                return false;
+            }
+            let (engine, sub, after) = (self.engine.clone(), self.sub.clone(), self.cursor);
+            let batch = match blocking(move || engine.next(&sub, after, BATCH)).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "stream step failed");
+                    return true;
+                }
+            };
+            let batch = match batch {
+                Ok(batch) => batch,
+                Err(e) => {
+                    let key = (e.reason(), e.to_string());
+                    if self.last_error.as_ref() != Some(&key) {
+                        let error = error_object(&store_error(&e));
+                        self.last_error = Some(key);
+                        if !self
+                            .send("notifications/events/error", json!({"error": error}))
+                            .await
+                        {
+                            return false;
+                        }
+                    }
+                    return true;
+                }
+            };
+            self.last_error = None;
+            if batch.truncated {
+                self.cursor = batch.cursor;
+                let cursor = self.cursor.to_string();
+                if !self
+                    .send(
+                        "notifications/events/active",
+                        json!({"cursor": cursor, "truncated": true}),
+                    )
+                    .await
+                {
+                    return false;
+                }
+                continue;
+            }
+            for event in batch.events {
+                let params = match serde_json::to_value(&event) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot encode an occurrence; skipped");
+                        continue;
+                    }
+                };
+                if !self.send("notifications/events/event", params).await {
+                    return false;
+                }
+            }
+            self.cursor = batch.cursor;
+            if !batch.has_more {
+                return true;
+            }
+        }
+    }
+
+    /// Rebuild the subscription from its original parameters under new settings. Err is the
+    /// `terminated` error: NotFound when the type was turned off, Forbidden when the
+    /// subscription is no longer bounded by a sender.
+    fn revalidate(
+        &mut self,
+        params: &SubscriptionParams,
+        settings: &Settings,
+    ) -> Result<(), ErrorData> {
+        let ty = self.sub.event_type;
+        match Subscription::new(&params.name, &params.arguments, settings) {
+            Ok(sub) => {
+                self.sub = sub;
+                Ok(())
+            }
+            Err(RequestError::NotFound { .. }) => Err(type_turned_off(ty)),
+            Err(_) => Err(allowlist_removed(ty)),
+        }
+    }
+}

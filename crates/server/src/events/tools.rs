@@ -1,0 +1,79 @@
+//! Demo mode only: the three tools the community conformance suite drives a server with,
+//! `events_conformance_yield_error`, `_yield_gap` and `_terminate`, each taking
+//! `{"name": <event type>}` and acting through the real mechanism (`DemoControl`).
+
+use std::sync::Arc;
+
+use rmcp::ErrorData;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
+use serde_json::{Value, json};
+use tidings_core::EventType;
+
+use super::wire::blocking;
+use crate::daemon::DemoControl;
+
+const YIELD_ERROR: &str = "events_conformance_yield_error";
+const YIELD_GAP: &str = "events_conformance_yield_gap";
+const TERMINATE: &str = "events_conformance_terminate";
+
+/// The three tools, with a schema whose `name` enumerates our event types.
+pub fn tools() -> Vec<Tool> {
+    let names: Vec<&str> = EventType::ALL.iter().map(|t| t.name()).collect();
+    let schema = match json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "enum": names, "default": names[0]}},
+        "required": ["name"],
+    }) {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    [
+        (YIELD_ERROR, "Make the store behind an event type unreadable for a moment: open streams get notifications/events/error, then recover."),
+        (YIELD_GAP, "Rebuild the store behind an event type: open streams get a second notifications/events/active with truncated: true."),
+        (TERMINATE, "Turn an event type off in settings (and back on shortly): open streams get notifications/events/terminated."),
+    ]
+    .into_iter()
+    .map(|(name, description)| Tool::new(name, description, schema.clone()))
+    .collect()
+}
+
+/// Run one tool. Failures of the lever are tool errors (`isError`), not protocol errors.
+pub async fn call(
+    demo: &Arc<dyn DemoControl>,
+    request: CallToolRequestParams,
+) -> Result<CallToolResult, ErrorData> {
+    let tool = request.name.to_string();
+    if ![YIELD_ERROR, YIELD_GAP, TERMINATE].contains(&tool.as_str()) {
+        return Err(ErrorData::invalid_params(
+            format!("unknown tool `{}`", tidings_core::text::sanitize(&tool, 64)),
+            Some(json!({"field": "name"})),
+        ));
+    }
+    let name = request
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let Some(ty) = EventType::from_name(&name) else {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "arguments.name must be one of {}",
+                EventType::ALL.map(|t| t.name()).join(", ")
+            ),
+            Some(json!({"field": "arguments.name"})),
+        ));
+    };
+    let demo = demo.clone();
+    let outcome = blocking(move || match tool.as_str() {
+        YIELD_ERROR => demo.yield_error(ty),
+        YIELD_GAP => demo.yield_gap(ty),
+        _ => demo.terminate(ty),
+    })
+    .await?;
+    Ok(match outcome {
+        Ok(()) => CallToolResult::success(vec![ContentBlock::text(format!("done for {ty}"))]),
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
+    })
+}

@@ -1,0 +1,79 @@
+//! Shapes shared by every events method: `resultType: "complete"` results with the server's
+//! info in `_meta`, notifications tagged with their subscription id, the era check, and the
+//! hop to a blocking thread for core calls.
+
+use rmcp::model::{
+    CustomNotification, CustomResult, NotificationMetaObject, ProtocolVersion, RequestId,
+    ServerNotification,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, Peer};
+use serde_json::{Value, json};
+
+/// The name rmcp and clients see for this server.
+pub const SERVER_NAME: &str = "tidings";
+
+/// `{"name": "tidings", "version": …}`.
+pub fn server_info() -> Value {
+    json!({"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// `body` (an object) with `resultType: "complete"` and `_meta.serverInfo` added.
+pub fn complete(mut body: Value) -> CustomResult {
+    if let Value::Object(m) = &mut body {
+        m.insert("resultType".into(), json!("complete"));
+        let meta = m.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(meta) = meta {
+            meta.insert("io.modelcontextprotocol/serverInfo".into(), server_info());
+        }
+    }
+    CustomResult::new(body)
+}
+
+/// The final result of a stream or listen request the server closes:
+/// `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId": id}}`.
+pub fn final_result(id: &RequestId) -> CustomResult {
+    CustomResult::new(json!({
+        "resultType": "complete",
+        "_meta": {"io.modelcontextprotocol/subscriptionId": id.clone().into_json_value()},
+    }))
+}
+
+/// Send `method` with `params` (an object) and `_meta.subscriptionId = id`, the id keeping its
+/// own JSON type. Err when the connection is gone.
+pub async fn notify(
+    peer: &Peer<RoleServer>,
+    id: &RequestId,
+    method: &str,
+    params: Value,
+) -> Result<(), rmcp::ServiceError> {
+    let mut n = CustomNotification::new(method, Some(params));
+    let mut meta = NotificationMetaObject::new();
+    meta.set_subscription_id(id.clone());
+    n.extensions.insert(meta);
+    peer.send_notification(ServerNotification::CustomNotification(n))
+        .await
+}
+
+/// Whether this request is served in the 2026-07-28 era: the request itself declares
+/// 2026-07-28 or later, and the connection did not negotiate an older version through
+/// `initialize` (rmcp keeps that in `peer_info`; a connection opened inline has none).
+pub fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+    let modern = |v: &ProtocolVersion| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+    ctx.meta.protocol_version().is_some_and(|v| modern(&v))
+        && ctx
+            .peer
+            .peer_info()
+            .is_none_or(|info| modern(&info.protocol_version))
+}
+
+/// Run a synchronous core call on the blocking pool.
+pub async fn blocking<T, F>(f: F) -> Result<T, ErrorData>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("blocking task failed: {e}"), None))
+}
