@@ -1,0 +1,250 @@
+//! The running parts of demo mode: the simulator thread and the three conformance controls
+//! ([`DemoControl`]), each acting on the real files.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tidings_core::{EventType, Settings};
+use tidings_fixtures::{MacHome, MailFixture, MessagesFixture, Simulator};
+
+use super::{DemoError, VARIETY_SEED};
+use crate::daemon::DemoControl;
+
+/// How long `yield_error` keeps a store away: long enough for a watcher to notice, short
+/// enough that a conformance run waiting for recovery does not time out.
+const AWAY_FOR: Duration = Duration::from_millis(1500);
+
+/// How long `terminate` leaves a type off before turning it back on, so later scenarios of a
+/// conformance run find it again.
+const OFF_FOR: Duration = Duration::from_secs(1);
+
+/// What the controls and the simulator share. The simulator sits behind a mutex because a
+/// rebuild must replace its writers (they would go on writing to the old, unlinked file).
+#[derive(Debug)]
+pub(super) struct DemoStores {
+    home: MacHome,
+    settings_path: PathBuf,
+    simulator: Mutex<Option<Simulator>>,
+    seed: u64,
+    /// Per type: a store is renamed away by `yield_error`.
+    away: [AtomicBool; 2],
+    /// Per type: the type is turned off by `terminate`.
+    off: [AtomicBool; 2],
+}
+
+impl DemoStores {
+    pub(super) fn new(
+        home: MacHome,
+        settings_path: PathBuf,
+        simulator: Option<Simulator>,
+        seed: u64,
+    ) -> DemoStores {
+        DemoStores {
+            home,
+            settings_path,
+            simulator: Mutex::new(simulator),
+            seed,
+            away: [AtomicBool::new(false), AtomicBool::new(false)],
+            off: [AtomicBool::new(false), AtomicBool::new(false)],
+        }
+    }
+
+    fn db_path(&self, ty: EventType) -> PathBuf {
+        match ty {
+            EventType::MailReceived => self.home.envelope_index(),
+            EventType::MessagesReceived => self.home.chat_db(),
+        }
+    }
+
+    fn lock_simulator(&self) -> MutexGuard<'_, Option<Simulator>> {
+        // A panic inside a step must not disable the controls for the rest of the demo.
+        self.simulator
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn store_error(&self, source: tidings_fixtures::Error) -> DemoError {
+        DemoError::Stores {
+            path: self.home.root.clone(),
+            source,
+        }
+    }
+
+    /// Renames the db file away, waits [`AWAY_FOR`] and renames it back: the reader sees a
+    /// store error, then the very same file (same inode, same ROWIDs), so no gap. A rename
+    /// rather than a chmod, since tests and CI run as root, which chmod does not stop.
+    /// Returns once the file is away; the simulator is paused until it is back.
+    fn make_unreadable(self: &Arc<Self>, ty: EventType) -> Result<(), DemoError> {
+        let flag = &self.away[type_index(ty)];
+        if flag.swap(true, Ordering::SeqCst) {
+            return Err(DemoError::Busy {
+                what: "yield_error",
+                ty,
+            });
+        }
+        let (tx, rx) = mpsc::channel();
+        let this = Arc::clone(self);
+        std::thread::spawn(move || {
+            let db = this.db_path(ty);
+            let mut away = db.clone().into_os_string();
+            away.push(".demo-away");
+            let away = PathBuf::from(away);
+            // Hold the simulator so it does not write into a moved file meanwhile.
+            let _paused = this.lock_simulator();
+            let moved = std::fs::rename(&db, &away).map_err(|source| DemoError::Move {
+                from: db.clone(),
+                to: away.clone(),
+                source,
+            });
+            let ok = moved.is_ok();
+            let _ = tx.send(moved);
+            if ok {
+                std::thread::sleep(AWAY_FOR);
+                if let Err(error) = std::fs::rename(&away, &db) {
+                    tracing::error!(from = %away.display(), to = %db.display(), %error, "could not move the store back");
+                }
+            }
+            this.away[type_index(ty)].store(false, Ordering::SeqCst);
+        });
+        rx.recv().unwrap_or_else(|_| {
+            Err(DemoError::Busy {
+                what: "yield_error",
+                ty,
+            })
+        })
+    }
+
+    /// Rebuilds the store file as Mail does (new inode, new ROWIDs): a gap for every cursor.
+    fn rebuild(&self, ty: EventType) -> Result<(), DemoError> {
+        let mut simulator = self.lock_simulator();
+        let was_running = simulator.take().is_some();
+        let rebuilt = match ty {
+            EventType::MailReceived => MailFixture::open(&self.home)
+                .and_then(|mail| mail.rebuild(&self.home))
+                .map(drop),
+            EventType::MessagesReceived => MessagesFixture::open(&self.home)
+                .and_then(|messages| messages.rebuild(&self.home))
+                .map(drop),
+        };
+        if was_running {
+            // New writers on the new files, whether or not the rebuild worked.
+            *simulator = Some(
+                Simulator::new(&self.home, self.seed.wrapping_add(1))
+                    .map_err(|source| self.store_error(source))?,
+            );
+        }
+        rebuilt.map_err(|source| self.store_error(source))
+    }
+
+    /// Turns the type off in settings.toml (the daemon's watcher applies it, ending streams
+    /// with `terminated`) and back on after [`OFF_FOR`], in a thread. A user edit made in that
+    /// second can be overwritten by the re-enable; acceptable in a demo.
+    fn turn_off_briefly(self: &Arc<Self>, ty: EventType) -> Result<(), DemoError> {
+        let flag = &self.off[type_index(ty)];
+        if flag.swap(true, Ordering::SeqCst) {
+            return Err(DemoError::Busy {
+                what: "terminate",
+                ty,
+            });
+        }
+        if let Err(error) = self.set_enabled(ty, false) {
+            flag.store(false, Ordering::SeqCst);
+            return Err(error);
+        }
+        let this = Arc::clone(self);
+        std::thread::spawn(move || {
+            std::thread::sleep(OFF_FOR);
+            if let Err(error) = this.set_enabled(ty, true) {
+                tracing::error!(%error, "could not turn {ty} back on");
+            }
+            this.off[type_index(ty)].store(false, Ordering::SeqCst);
+        });
+        Ok(())
+    }
+
+    fn set_enabled(&self, ty: EventType, enabled: bool) -> Result<(), DemoError> {
+        let mut settings = Settings::load(&self.settings_path)?;
+        settings.for_type_mut(ty).enabled = enabled;
+        settings.save(&self.settings_path)?;
+        Ok(())
+    }
+
+    fn step(&self) {
+        let mut simulator = self.lock_simulator();
+        if let Some(sim) = simulator.as_mut() {
+            match sim.step() {
+                Ok(step) => tracing::debug!(
+                    mail_from = %step.mail_from,
+                    message_from = %step.message_from,
+                    "simulator: new mail and message"
+                ),
+                Err(error) => tracing::warn!(%error, "simulator step failed"),
+            }
+        }
+    }
+}
+
+/// The [`DemoControl`] the daemon calls: a handle on the shared demo state (the controls
+/// that act later, in a thread, need the `Arc`).
+#[derive(Debug)]
+pub(super) struct DemoControls(pub(super) Arc<DemoStores>);
+
+impl DemoControl for DemoControls {
+    fn yield_error(&self, ty: EventType) -> Result<(), String> {
+        self.0.make_unreadable(ty).map_err(|e| e.to_string())
+    }
+
+    fn yield_gap(&self, ty: EventType) -> Result<(), String> {
+        self.0.rebuild(ty).map_err(|e| e.to_string())
+    }
+
+    fn terminate(&self, ty: EventType) -> Result<(), String> {
+        self.0.turn_off_briefly(ty).map_err(|e| e.to_string())
+    }
+}
+
+fn type_index(ty: EventType) -> usize {
+    match ty {
+        EventType::MailReceived => 0,
+        EventType::MessagesReceived => 1,
+    }
+}
+
+/// A seed that differs between runs, so a restarted simulator does not repeat Message-IDs.
+pub(super) fn time_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(VARIETY_SEED)
+}
+
+/// The simulator's thread: one step every `every`, stopped through a channel.
+#[derive(Debug)]
+pub(super) struct SimulatorThread {
+    stop: mpsc::Sender<()>,
+    handle: JoinHandle<()>,
+}
+
+impl SimulatorThread {
+    pub(super) fn spawn(stores: Arc<DemoStores>, every: Duration) -> SimulatorThread {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let handle = std::thread::spawn(move || {
+            // A message or a dropped sender both mean stop.
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                stores.step();
+            }
+        });
+        SimulatorThread { stop, handle }
+    }
+
+    pub(super) fn stop(self) {
+        let _ = self.stop.send(());
+        if self.handle.join().is_err() {
+            tracing::warn!("the simulator thread panicked");
+        }
+    }
+}
