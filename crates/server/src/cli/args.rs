@@ -1,0 +1,195 @@
+//! The command line: `tidings serve`, `tidings tail`, `tidings status`, parsed with clap.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Tidings: tells local AI clients when new mail or a new message arrives.
+#[derive(Debug, Parser)]
+#[command(name = "tidings", version, propagate_version = true)]
+#[command(after_help = "Logs go to stderr; set TIDINGS_LOG=debug (or pass -v) for more.")]
+pub struct Cli {
+    /// More log output on stderr (-v: debug, -vv: trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the daemon without a window: the engine the app hosts, on the Unix socket.
+    #[command(after_help = SERVE_HELP)]
+    Serve(ServeArgs),
+    /// Print one JSON line per event from a running daemon, and the cursor to resume from.
+    #[command(after_help = TAIL_HELP)]
+    Tail(TailArgs),
+    /// Show whether a daemon is serving, its stores, which types are on, clients and streams.
+    Status(StatusArgs),
+}
+
+const SERVE_HELP: &str = "\
+Without --demo, reads the stores in your home (~/Library/Mail, ~/Library/Messages) and the
+settings in the config dir (TIDINGS_CONFIG_DIR overrides it). With --demo, builds a fake home
+with both stores under --data-dir (or a temporary directory), turns both types on for the
+example.com/org/net domains and +1 202 555 01xx, and appends a new mail and message every
+--simulate seconds. Stops cleanly on Ctrl-C or SIGTERM.
+
+Examples:
+  tidings serve --demo
+  tidings serve --demo --data-dir ./demo --simulate 5
+  tidings serve --demo --data-dir ./demo --simulate off   # write to the stores yourself";
+
+const TAIL_HELP: &str = "\
+Filters are repeatable; the daemon's allowlist applies on top of them.
+On exit (Ctrl-C, or the stream ending) it prints `resume with --cursor ...` on stderr.
+
+Examples:
+  tidings tail mail.received --domains example.com
+  tidings tail messages.received --from +12025550143 --cursor v1.2049-1234.87
+  tidings tail mail.received --mailboxes INBOX --max-age 2h";
+
+/// `tidings serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The socket to serve on [default: TIDINGS_SOCKET, else the platform default; with
+    /// --demo, <data-dir>/tidings.sock].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    /// Serve fake stores built from the fixtures, with a demo allowlist and a simulator.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// The demo's directory (the fake home, settings.toml, the socket). An existing one is
+    /// reused, so a restart resumes where it stopped [default: a temporary directory].
+    #[arg(long, value_name = "DIR", requires = "demo")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Seconds between simulated new mails and messages, or `off` to let another writer
+    /// drive the stores.
+    #[arg(long, value_name = "SECS|off", default_value = "2", value_parser = parse_simulate)]
+    pub simulate: Simulate,
+
+    /// Heartbeat period of push streams in milliseconds (tests only).
+    #[arg(long, value_name = "N", hide = true)]
+    pub heartbeat_ms: Option<u64>,
+}
+
+/// `--simulate`: a period, or off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Simulate(pub Option<Duration>);
+
+fn parse_simulate(text: &str) -> Result<Simulate, String> {
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(Simulate(None));
+    }
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is neither a number of seconds nor `off`"))?;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 86_400.0) {
+        return Err(format!(
+            "`{text}` must be between 0 and 86400 seconds, or `off`"
+        ));
+    }
+    Ok(Simulate(Some(Duration::from_secs_f64(secs))))
+}
+
+/// `tidings tail`.
+#[derive(Debug, Args)]
+pub struct TailArgs {
+    /// The event type: mail.received or messages.received.
+    #[arg(value_name = "TYPE")]
+    pub event_type: String,
+
+    /// A sender: an address, or a phone number in E.164 (repeatable).
+    #[arg(long = "from", value_name = "SENDER")]
+    pub from: Vec<String>,
+
+    /// A sender domain; example.com also matches eu.example.com (repeatable).
+    #[arg(long = "domains", value_name = "DOMAIN")]
+    pub domains: Vec<String>,
+
+    /// A mailbox path such as INBOX or Clients/Acme (mail.received; repeatable).
+    #[arg(long = "mailboxes", value_name = "MAILBOX")]
+    pub mailboxes: Vec<String>,
+
+    /// A chat's display name or identifier (messages.received; repeatable).
+    #[arg(long = "chats", value_name = "CHAT")]
+    pub chats: Vec<String>,
+
+    /// Resume after this cursor (as printed when a previous tail ended).
+    #[arg(long, value_name = "CURSOR")]
+    pub cursor: Option<String>,
+
+    /// With --cursor: replay at most this far back, e.g. 30s, 10m, 2h, 1d.
+    #[arg(long, value_name = "DURATION", value_parser = super::duration::parse)]
+    pub max_age: Option<Duration>,
+
+    /// The daemon's socket [default: TIDINGS_SOCKET, else the platform default].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+}
+
+/// `tidings status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The daemon's socket [default: TIDINGS_SOCKET, else the platform default].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    /// Print the daemon's status as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn simulate_takes_seconds_or_off() {
+        assert_eq!(parse_simulate("off"), Ok(Simulate(None)));
+        assert_eq!(
+            parse_simulate("0.5"),
+            Ok(Simulate(Some(Duration::from_millis(500))))
+        );
+        assert!(parse_simulate("0").is_err());
+        assert!(parse_simulate("soon").is_err());
+    }
+
+    #[test]
+    fn tail_collects_repeated_filters() {
+        let cli = Cli::try_parse_from([
+            "tidings",
+            "tail",
+            "mail.received",
+            "--domains",
+            "a.com",
+            "--domains",
+            "b.com",
+            "--max-age",
+            "10m",
+        ])
+        .unwrap();
+        let Command::Tail(tail) = cli.command else {
+            panic!("not tail")
+        };
+        assert_eq!(tail.domains, ["a.com", "b.com"]);
+        assert_eq!(tail.max_age, Some(Duration::from_secs(600)));
+    }
+
+    #[test]
+    fn data_dir_needs_demo() {
+        assert!(Cli::try_parse_from(["tidings", "serve", "--data-dir", "/tmp/x"]).is_err());
+    }
+}

@@ -1,0 +1,143 @@
+//! `tidings serve`: the headless daemon, on real stores or (with `--demo`) on fixture stores
+//! with a simulator, until Ctrl-C or SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::json;
+use tidings_core::{Limits, StorePaths};
+use tidings_server::daemon::{Daemon, DaemonConfig};
+use tidings_server::demo::{Demo, DemoHome, Layout};
+use tidings_server::limits::ServerLimits;
+use tidings_server::socket::SocketListener;
+
+use super::args::ServeArgs;
+use super::{exit_code, resolve_socket};
+
+/// Runs the daemon until a signal; returns the exit code.
+pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
+    let mut limits = ServerLimits::default();
+    if let Some(ms) = args.heartbeat_ms {
+        limits.heartbeat = Duration::from_millis(ms.max(1));
+    }
+    if args.demo {
+        run_demo(args, limits).await
+    } else {
+        run_real(args, limits).await
+    }
+}
+
+async fn run_real(args: ServeArgs, limits: ServerLimits) -> anyhow::Result<u8> {
+    let socket_path = resolve_socket(args.socket.as_deref())?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set, so the Mail and Messages stores cannot be found")?;
+    let config_dir = tidings_platform::paths::config_dir()?;
+    // Lock and bind first: a second daemon must fail before it does any work.
+    let listener = SocketListener::bind(&socket_path)?;
+    let config = DaemonConfig {
+        store_paths: StorePaths::for_home(&home),
+        settings_path: config_dir.join("settings.toml"),
+        engine_limits: Limits::default(),
+        limits,
+        demo: None,
+    };
+    tracing::info!(settings = %config.settings_path.display(), "settings");
+    let daemon = Daemon::start(config)?;
+    eprintln!("tidings: serving on {}", listener.path().display());
+    serve_until_signal(&listener, &daemon).await;
+    Ok(exit_code::SUCCESS)
+}
+
+async fn run_demo(args: ServeArgs, limits: ServerLimits) -> anyhow::Result<u8> {
+    let home = DemoHome::create(args.data_dir.as_deref())?;
+    // --socket, then TIDINGS_SOCKET (through the platform lookup), then the demo dir.
+    let socket_path = match &args.socket {
+        Some(path) => resolve_socket(Some(path))?,
+        None if std::env::var_os(tidings_platform::paths::SOCKET_ENV)
+            .is_some_and(|v| !v.is_empty()) =>
+        {
+            resolve_socket(None)?
+        }
+        None => home.default_socket_path(),
+    };
+    let listener = SocketListener::bind(&socket_path)?;
+    let layout = home.lay_out()?;
+    let demo = Demo::start(&home, args.simulate.0)?;
+    let config = DaemonConfig {
+        store_paths: home.store_paths(),
+        settings_path: home.settings_path(),
+        engine_limits: Limits::default(),
+        limits,
+        demo: Some(demo.control()),
+    };
+    let daemon = Daemon::start(config)?;
+    println!(
+        "{}",
+        how_to_connect(&home, layout, listener.path(), args.simulate.0)
+    );
+    serve_until_signal(&listener, &daemon).await;
+    // Stop the simulator before the temporary home (if any) is removed.
+    drop(demo);
+    drop(listener);
+    drop(home);
+    Ok(exit_code::SUCCESS)
+}
+
+/// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down. The caller drops the
+/// listener afterwards, which removes the socket.
+async fn serve_until_signal(listener: &SocketListener, daemon: &Daemon) {
+    listener.serve(daemon, super::interrupted()).await;
+    tracing::info!("shutting down");
+    daemon.shutdown();
+}
+
+/// The `tidings-mcp` beside this binary, if it is there; else the bare name (on PATH).
+fn shim_path() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("tidings-mcp")))
+        .filter(|shim| shim.is_file())
+        .unwrap_or_else(|| PathBuf::from("tidings-mcp"))
+}
+
+/// The how-to-connect text printed at start.
+fn how_to_connect(
+    home: &DemoHome,
+    layout: Layout,
+    socket: &Path,
+    every: Option<Duration>,
+) -> String {
+    let config = json!({"mcpServers": {"tidings": {
+        "command": shim_path(),
+        "args": ["--socket", socket],
+    }}});
+    let stores = match layout {
+        Layout::Reused => "reusing the stores already there",
+        Layout::Seeded => "fresh stores from the fixtures",
+    };
+    let simulator = match every {
+        Some(every) => format!("a new mail and message every {} s", every.as_secs_f64()),
+        None => "simulator off: write to the stores yourself".to_owned(),
+    };
+    let socket = socket.display();
+    format!(
+        "Tidings demo is serving.\n\
+         \x20 home:     {home} ({stores})\n\
+         \x20 settings: {settings} (edit it; changes apply at once)\n\
+         \x20 socket:   {socket}\n\
+         \x20 {simulator}\n\
+         \n\
+         MCP client config:\n\
+         \x20 {config}\n\
+         \n\
+         Watch events:\n\
+         \x20 tidings tail mail.received --socket {socket}\n\
+         \x20 tidings tail messages.received --socket {socket}\n\
+         Stop with Ctrl-C.",
+        home = home.root().display(),
+        settings = home.settings_path().display(),
+    )
+}

@@ -1,0 +1,95 @@
+//! `tidings status`: asks a running daemon for `tidings/status` and prints it for people
+//! (or as JSON with `--json`).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::args::StatusArgs;
+use super::client::Client;
+use super::{exit_code, resolve_socket};
+
+/// Runs `status`; returns the exit code. No daemon is an error (non-zero exit).
+pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
+    let socket = resolve_socket(args.socket.as_deref())?;
+    let mut client = Client::connect(&socket).await?;
+    let status = client.call(1, "tidings/status", json!({})).await?;
+    if args.json {
+        println!("{status}");
+    } else {
+        print!("{}", render(&status, &socket));
+    }
+    Ok(exit_code::SUCCESS)
+}
+
+/// The human-readable report. It reads fields by name and shows what it finds, so a newer
+/// daemon with more fields still prints.
+fn render(status: &Value, socket: &Path) -> String {
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("?").to_owned();
+    let count = |key: &str| status.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Tidings {} is serving on {}",
+        text(status, "version"),
+        socket.display()
+    );
+    let _ = writeln!(
+        out,
+        "  clients: {} (this one included), push streams: {}",
+        count("connections"),
+        count("streams")
+    );
+    let types = status
+        .get("types")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for ty in &types {
+        let enabled = ty.get("enabled").and_then(Value::as_bool).unwrap_or(false);
+        let allow = ty.get("allowlist").and_then(Value::as_u64).unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "  {:<18} {:<3}  store: {}  ({})  allowlist: {}",
+            text(ty, "name"),
+            if enabled { "on" } else { "off" },
+            text(ty, "state"),
+            text(ty, "store"),
+            match allow {
+                0 => "none (clients must name senders)".to_owned(),
+                1 => "1 entry".to_owned(),
+                n => format!("{n} entries"),
+            }
+        );
+    }
+    if types.is_empty() {
+        let _ = writeln!(out, "  (the daemon reported no event types)");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_types_and_counts() {
+        let status = json!({"version": "0.1.0", "connections": 2, "streams": 3, "types": [
+            {"name": "mail.received", "enabled": true, "store": "/h/Envelope Index",
+             "state": "ok", "allowlist": 4},
+            {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
+             "state": "missing", "allowlist": 0}
+        ]});
+        let text = render(&status, Path::new("/run/t.sock"));
+        assert!(
+            text.contains("Tidings 0.1.0 is serving on /run/t.sock"),
+            "{text}"
+        );
+        assert!(text.contains("clients: 2"), "{text}");
+        assert!(text.contains("mail.received      on"), "{text}");
+        assert!(text.contains("4 entries"), "{text}");
+        assert!(text.contains("messages.received  off"), "{text}");
+        assert!(text.contains("none (clients must name senders)"), "{text}");
+    }
+}

@@ -1,0 +1,219 @@
+//! `tidings tail`: opens one `events/stream`, prints each occurrence as a JSON line on stdout
+//! and, when it stops, the cursor to resume from on stderr.
+
+use std::io::{IsTerminal, Write};
+
+use serde_json::{Map, Value, json};
+
+use super::args::TailArgs;
+use super::client::{Client, ClientError, response_result};
+use super::{exit_code, resolve_socket};
+
+/// The id of our one `events/stream` request.
+const STREAM_ID: u64 = 1;
+
+/// How the stream ended.
+enum End {
+    /// Ctrl-C or SIGTERM: the user is done.
+    Interrupted,
+    /// Whoever reads our stdout went away.
+    BrokenPipe,
+    /// The daemon ended the stream with its final result.
+    Completed,
+    /// The daemon closed the connection.
+    Disconnected,
+    /// The daemon ended the subscription with `terminated`.
+    Terminated(Value),
+}
+
+/// Runs `tail`; returns the exit code. Errors that end it before streaming bubble up.
+pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
+    let socket = resolve_socket(args.socket.as_deref())?;
+    let mut client = Client::connect(&socket).await?;
+    client
+        .send_request(STREAM_ID, "events/stream", stream_params(&args))
+        .await?;
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "tidings: watching {} on {}; Ctrl-C to stop",
+            args.event_type,
+            socket.display()
+        );
+    }
+
+    let mut cursor = args.cursor.clone();
+    let end = stream(&mut client, &args.event_type, &mut cursor).await;
+    if matches!(end, Ok(End::Interrupted)) {
+        // Tell the daemon, so it frees the stream at once; it may already be gone.
+        let _ = client.cancel(STREAM_ID, "tidings tail interrupted").await;
+    }
+    if let Some(cursor) = &cursor {
+        eprintln!("tidings: resume with --cursor {cursor}");
+    }
+    match end? {
+        End::Interrupted | End::BrokenPipe | End::Completed => Ok(exit_code::SUCCESS),
+        End::Disconnected => {
+            eprintln!(
+                "tidings: the daemon at {} closed the connection",
+                socket.display()
+            );
+            Ok(exit_code::FAILURE)
+        }
+        End::Terminated(error) => {
+            eprintln!("tidings: the daemon ended the stream: {}", describe(&error));
+            Ok(exit_code::FAILURE)
+        }
+    }
+}
+
+/// `events/stream` params from the flags; empty filters are left out.
+fn stream_params(args: &TailArgs) -> Value {
+    let mut arguments = Map::new();
+    for (key, values) in [
+        ("from", &args.from),
+        ("domains", &args.domains),
+        ("mailboxes", &args.mailboxes),
+        ("chats", &args.chats),
+    ] {
+        if !values.is_empty() {
+            arguments.insert(key.into(), json!(values));
+        }
+    }
+    let mut params = json!({"name": args.event_type, "arguments": arguments});
+    if let Some(cursor) = &args.cursor {
+        params["cursor"] = json!(cursor);
+    }
+    if let Some(max_age) = args.max_age {
+        params["maxAgeMs"] = json!(u64::try_from(max_age.as_millis()).unwrap_or(u64::MAX));
+    }
+    params
+}
+
+/// Reads frames until the stream ends or a signal arrives, keeping `cursor` at the last
+/// position the daemon vouched for (from `active`, `event` and `heartbeat`).
+async fn stream(
+    client: &mut Client,
+    event_type: &str,
+    cursor: &mut Option<String>,
+) -> Result<End, ClientError> {
+    let interrupted = super::interrupted();
+    tokio::pin!(interrupted);
+    let mut stdout = std::io::stdout().lock();
+    loop {
+        let frame = tokio::select! {
+            () = &mut interrupted => return Ok(End::Interrupted),
+            frame = client.next_frame() => frame?,
+        };
+        let Some(mut frame) = frame else {
+            return Ok(End::Disconnected);
+        };
+        if frame.get("id").and_then(Value::as_u64) == Some(STREAM_ID) {
+            // The response to our request: an error before the stream opened, or the final
+            // result of a stream the daemon closed.
+            response_result("events/stream", frame)?;
+            return Ok(End::Completed);
+        }
+        let method = frame
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let mut params = frame
+            .get_mut("params")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
+        let new_cursor = params
+            .get("cursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        match method.as_str() {
+            "notifications/events/active" => {
+                if params.get("truncated").and_then(Value::as_bool) == Some(true) {
+                    eprintln!(
+                        "tidings: gap in {event_type}: some events were skipped (the store was \
+                         rebuilt, or the cursor was too old); continuing from a fresh cursor"
+                    );
+                }
+                tracing::info!(cursor = ?new_cursor, "stream active");
+            }
+            "notifications/events/event" => {
+                if let Some(object) = params.as_object_mut() {
+                    object.remove("_meta");
+                }
+                let written = writeln!(stdout, "{params}").and_then(|()| stdout.flush());
+                if let Err(error) = written {
+                    if error.kind() == std::io::ErrorKind::BrokenPipe {
+                        return Ok(End::BrokenPipe);
+                    }
+                    return Err(ClientError::Io {
+                        path: "<stdout>".into(),
+                        source: error,
+                    });
+                }
+            }
+            "notifications/events/heartbeat" => tracing::debug!(cursor = ?new_cursor, "heartbeat"),
+            "notifications/events/error" => {
+                eprintln!(
+                    "tidings: store error (the stream stays open): {}",
+                    describe(&params["error"])
+                );
+            }
+            "notifications/events/terminated" => {
+                return Ok(End::Terminated(params["error"].take()));
+            }
+            other => tracing::debug!(method = other, "ignoring a frame"),
+        }
+        // Only the three stream notifications carry a position; keep the last one.
+        if new_cursor.is_some() && method.starts_with("notifications/events/") {
+            *cursor = new_cursor;
+        }
+    }
+}
+
+/// `message (code) data` for a JSON-RPC error object.
+fn describe(error: &Value) -> String {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("(no message)");
+    let code = error.get("code").map(Value::to_string).unwrap_or_default();
+    match error.get("data") {
+        Some(data) => format!("{message} ({code}) {data}"),
+        None => format!("{message} ({code})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn args() -> TailArgs {
+        TailArgs {
+            event_type: "mail.received".into(),
+            from: vec![],
+            domains: vec!["example.com".into()],
+            mailboxes: vec![],
+            chats: vec![],
+            cursor: Some("v1.1-2.3".into()),
+            max_age: Some(Duration::from_secs(600)),
+            socket: None,
+        }
+    }
+
+    #[test]
+    fn params_carry_only_the_filters_given() {
+        let params = stream_params(&args());
+        assert_eq!(
+            params,
+            json!({"name": "mail.received", "arguments": {"domains": ["example.com"]},
+                   "cursor": "v1.1-2.3", "maxAgeMs": 600_000})
+        );
+    }
+
+    #[test]
+    fn errors_are_described_with_code_and_data() {
+        let e = json!({"code": -32023, "message": "NotFound", "data": {"kind": "event"}});
+        assert_eq!(describe(&e), r#"NotFound (-32023) {"kind":"event"}"#);
+    }
+}
