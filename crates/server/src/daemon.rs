@@ -90,6 +90,8 @@ struct Inner {
     demo: Option<Arc<dyn DemoControl>>,
     connections: AtomicUsize,
     streams: AtomicUsize,
+    /// Settings file edits refused as malformed since start (tests wait on it).
+    rejected_edits: AtomicUsize,
     shutdown: CancellationToken,
     settings_watcher: Mutex<Option<notify::RecommendedWatcher>>,
 }
@@ -180,6 +182,7 @@ impl Daemon {
                 demo: config.demo,
                 connections: AtomicUsize::new(0),
                 streams: AtomicUsize::new(0),
+                rejected_edits: AtomicUsize::new(0),
                 shutdown,
                 settings_watcher: Mutex::new(None),
             }),
@@ -324,6 +327,16 @@ impl Daemon {
             daemon: self.inner.clone(),
             conn: conn.clone(),
         })
+    }
+
+    /// A settings file edit was malformed and ignored.
+    pub(crate) fn note_rejected_edit(&self) {
+        self.inner.rejected_edits.fetch_add(1, Ordering::AcqRel);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn rejected_edits(&self) -> usize {
+        self.inner.rejected_edits.load(Ordering::Acquire)
     }
 
     /// Apply settings read from the file: the same path as `update_settings`, minus the save.

@@ -64,7 +64,12 @@ where
     let (rmcp_io, pump_io) = tokio::io::duplex(DUPLEX_BYTES);
     let (from_rmcp, to_rmcp) = tokio::io::split(pump_io);
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTBOUND_FRAMES);
-    let reader = tokio::spawn(read_client(client_r, to_rmcp, out_tx.clone(), max_frame_bytes));
+    let reader = tokio::spawn(read_client(
+        client_r,
+        to_rmcp,
+        out_tx.clone(),
+        max_frame_bytes,
+    ));
     let output = tokio::spawn(read_rmcp(from_rmcp, out_tx));
     let writer = tokio::spawn(write_client(client_w, out_rx, closed));
     (
@@ -317,16 +322,13 @@ mod tests {
 
     #[test]
     fn an_oversized_line_is_measured_and_skipped_and_the_next_survives() {
-        let big = vec![b'x'; 25];
+        let big = [b'x'; 25];
         assert_eq!(
             split(10, &[&big[..12], &big[12..], b"\nok\n"]),
             vec![Piece::Oversized(25), Piece::Line(b"ok".to_vec())]
         );
         // Exactly at the limit is fine.
-        assert_eq!(
-            split(3, &[b"abc\n"]),
-            vec![Piece::Line(b"abc".to_vec())]
-        );
+        assert_eq!(split(3, &[b"abc\n"]), vec![Piece::Line(b"abc".to_vec())]);
         assert_eq!(split(3, &[b"abcd\n"]), vec![Piece::Oversized(4)]);
     }
 

@@ -42,11 +42,15 @@ struct Store {
     health: Mutex<Health>,
 }
 
+/// A directory's watcher and the (device, inode) of the directory it was installed on, so a
+/// replaced directory is noticed and watched again.
+type DirWatch = (RecommendedWatcher, Option<(u64, u64)>);
+
 struct HubInner {
     engine: Arc<Engine>,
     stores: Vec<Store>,
     /// Installed watchers by directory, with the identity of the directory they watch.
-    watchers: Mutex<HashMap<PathBuf, (RecommendedWatcher, Option<(u64, u64)>)>>,
+    watchers: Mutex<HashMap<PathBuf, DirWatch>>,
     safety_tick: Duration,
     shutdown: CancellationToken,
 }

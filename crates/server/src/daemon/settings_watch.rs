@@ -72,6 +72,7 @@ async fn reload(daemon: &Daemon) {
     match loaded {
         Ok(Ok(settings)) => daemon.apply_settings(settings),
         Ok(Err(e)) => {
+            daemon.note_rejected_edit();
             // The parser's message quotes the offending line, which may hold addresses: log
             // only where it is.
             tracing::warn!(

@@ -17,8 +17,8 @@ use crate::daemon::Daemon;
 pub async fn poll(daemon: &Daemon, params: Value) -> Result<CustomResult, ErrorData> {
     let params = SubscriptionParams::parse(&params).map_err(request_error)?;
     let settings = daemon.settings_arc();
-    let sub = Subscription::new(&params.name, &params.arguments, &settings)
-        .map_err(request_error)?;
+    let sub =
+        Subscription::new(&params.name, &params.arguments, &settings).map_err(request_error)?;
     let engine = Arc::clone(daemon.engine());
     let outcome = blocking(move || engine.poll(&sub, &params))
         .await?

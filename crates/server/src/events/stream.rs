@@ -35,8 +35,8 @@ pub async fn stream(
     let params = SubscriptionParams::parse(&params).map_err(request_error)?;
     let mut settings_rx = daemon.settings_receiver();
     let settings = settings_rx.borrow_and_update().clone();
-    let sub = Subscription::new(&params.name, &params.arguments, &settings)
-        .map_err(request_error)?;
+    let sub =
+        Subscription::new(&params.name, &params.arguments, &settings).map_err(request_error)?;
     let _slot = daemon.acquire_stream(conn)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type);

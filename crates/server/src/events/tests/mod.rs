@@ -1,1 +1,7 @@
-//! Handler-level tests: a raw NDJSON client joined to the daemon with tokio::io::duplex.
+//! Handler-level tests: a raw NDJSON client joined to the daemon with `tokio::io::duplex`, over
+//! fixture stores in a tempdir.
+
+mod connection;
+mod requests;
+mod streams;
+mod support;

@@ -1,0 +1,137 @@
+//! The connection around the handler: the frame limit, parse errors, clients that vanish,
+//! `subscriptions/listen` with list_changed, and settings files that go bad.
+
+use serde_json::json;
+use tidings_core::{Limits, StorePaths};
+
+use super::support::{Harness, both_on, test_limits};
+use crate::daemon::{Daemon, DaemonConfig, DaemonError};
+use crate::limits::ServerLimits;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_frame_is_answered_and_the_connection_stays_up() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let max = ServerLimits::default().max_frame_bytes;
+    let mut line = r#"{"jsonrpc":"2.0","id":99,"method":"events/list","params":{"pad":""#
+        .as_bytes()
+        .to_vec();
+    line.resize(max + 1 - 2, b'x');
+    line.extend_from_slice(b"\"}");
+    assert_eq!(line.len(), max + 1);
+    line.push(b'\n');
+    c.send_raw(&line).await;
+    let e = c.take(|f| f["id"].is_null()).await;
+    assert_eq!(e["error"]["code"], -32600);
+    assert_eq!(
+        e["error"]["message"],
+        "frame of 1048577 bytes exceeds the 1 MiB limit (1048576 bytes)"
+    );
+    let list = c.ok("events/list", json!({})).await;
+    assert_eq!(list["events"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_is_not_json_gets_a_parse_error() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    c.send_raw(b"{this is not json\n").await;
+    let e = c.take(|f| f["id"].is_null()).await;
+    assert_eq!(e["error"]["code"], -32700);
+    c.ok("events/list", json!({})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_mid_stream_releases_its_streams() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let args = json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}});
+    let a = c.request("events/stream", args.clone()).await;
+    let b = c.request("events/stream", args).await;
+    c.note_of(a, "notifications/events/active").await;
+    c.note_of(b, "notifications/events/active").await;
+    assert_eq!(h.daemon.status().streams, 2);
+    c.close();
+    h.until("streams to be released", |s| {
+        s.streams == 0 && s.connections == 0
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_that_opted_in_hears_list_changed() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c
+        .request(
+            "subscriptions/listen",
+            json!({"notifications": {"eventsListChanged": true, "toolsListChanged": true}}),
+        )
+        .await;
+    let ack = c.note(id).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"eventsListChanged": true}),
+        "only what we honour is echoed"
+    );
+    let quiet = c
+        .request("subscriptions/listen", json!({"notifications": {}}))
+        .await;
+    let ack = c.note(quiet).await;
+    assert_eq!(ack["params"]["notifications"], json!({}));
+    // An allowlist changes mail's input schema: a descriptor change.
+    h.daemon
+        .update_settings(|s| super::support::allow(s, "example.com"))
+        .unwrap();
+    let n = c.note(id).await;
+    assert_eq!(n["method"], "notifications/events/list_changed");
+    h.daemon
+        .update_settings(|s| s.messages.enabled = false)
+        .unwrap();
+    let n = c.note(id).await;
+    assert_eq!(n["method"], "notifications/events/list_changed");
+    c.ok("events/list", json!({})).await;
+    assert!(
+        c.buffered_for(quiet).is_empty(),
+        "no list_changed without opting in"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_settings_edit_keeps_the_last_good_settings() {
+    let h = Harness::new(both_on).await;
+    std::fs::write(&h.settings_path, "[mail]\nenabled = maybe\n").unwrap();
+    h.until_daemon("the bad edit to be read", |d| d.rejected_edits() >= 1)
+        .await;
+    assert!(
+        h.daemon.settings().mail.enabled,
+        "a bad edit changes nothing"
+    );
+    assert!(h.daemon.settings().messages.enabled);
+    // A good edit after it still applies.
+    let mut good = h.daemon.settings();
+    good.messages.enabled = false;
+    good.save(&h.settings_path).unwrap();
+    h.until_daemon("the good edit to apply", |d| !d.settings().messages.enabled)
+        .await;
+    assert!(h.daemon.settings().mail.enabled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_refuses_malformed_settings_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.toml");
+    std::fs::write(&path, "[mail]\nenabled = true\nallow = [\"example.com\"\n").unwrap();
+    let err = Daemon::start(DaemonConfig {
+        store_paths: StorePaths::for_home(dir.path()),
+        settings_path: path,
+        engine_limits: Limits::default(),
+        limits: test_limits(),
+        demo: None,
+    })
+    .err()
+    .expect("malformed settings refuse to start");
+    assert!(matches!(err, DaemonError::Settings(_)));
+    assert!(err.to_string().contains("line"), "{err}");
+}

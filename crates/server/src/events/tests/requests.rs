@@ -1,0 +1,216 @@
+//! Request/response methods: discover, list, poll, subscribe, unsubscribe, status, the error
+//! codes, and the legacy era.
+
+use serde_json::{Value, json};
+use tidings_core::EventType;
+use tidings_core::descriptor::payload_schema;
+
+use super::support::{Harness, allow, both_on};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discover_declares_the_extension_and_list_has_the_enabled_types() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let d = c.ok("server/discover", json!({})).await;
+    assert_eq!(d["resultType"], "complete");
+    assert_eq!(
+        d["capabilities"]["extensions"]["io.modelcontextprotocol/events"],
+        json!({"listChanged": true})
+    );
+    assert!(
+        d["capabilities"].get("tools").is_none(),
+        "no tools outside demo mode"
+    );
+    let list = c.ok("events/list", json!({})).await;
+    assert_eq!(list["resultType"], "complete");
+    assert_eq!(
+        list["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "tidings"
+    );
+    let names: Vec<&str> = list["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mail.received", "messages.received"]);
+    for e in list["events"].as_array().unwrap() {
+        assert_eq!(e["delivery"], json!(["poll", "push"]));
+        assert!(e["inputSchema"].is_object() && e["payloadSchema"].is_object());
+        assert!(e["description"].is_string());
+    }
+    h.daemon
+        .update_settings(|s| s.mail.enabled = false)
+        .unwrap();
+    let list = c.ok("events/list", json!({})).await;
+    assert_eq!(list["events"].as_array().unwrap().len(), 1);
+    assert_eq!(list["events"][0]["name"], "messages.received");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poll_bootstraps_then_returns_a_new_row_with_every_field() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let args = json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}});
+    let first = c.ok("events/poll", args.clone()).await;
+    assert_eq!(first["resultType"], "complete");
+    assert_eq!(first["events"], json!([]));
+    assert_eq!(first["truncated"], false);
+    assert!(first["nextPollMs"].is_u64());
+    let cursor = first["cursor"].as_str().unwrap().to_owned();
+    h.append_mail("ana@example.com");
+    h.append_mail("eve@elsewhere.test");
+    let mut next = args.clone();
+    next["cursor"] = json!(cursor);
+    let second = c.ok("events/poll", next).await;
+    let events = second["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "only the matching sender: {second}");
+    let e = &events[0];
+    assert!(!e["eventId"].as_str().unwrap().is_empty());
+    assert_eq!(e["name"], "mail.received");
+    assert!(e["timestamp"].as_str().unwrap().contains('T'));
+    assert!(e["cursor"].is_string());
+    assert_eq!(e["data"]["from"]["address"], "ana@example.com");
+    for field in payload_schema(EventType::MailReceived)["required"]
+        .as_array()
+        .unwrap()
+    {
+        let field = field.as_str().unwrap();
+        assert!(e["data"].get(field).is_some(), "data lacks {field}: {e}");
+    }
+    assert_eq!(second["hasMore"], false);
+    assert_ne!(second["cursor"], json!(cursor));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_the_sep_codes_with_data() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let e = c.err("events/poll", json!({"name": "nope"})).await;
+    assert_eq!(e["code"], -32023);
+    assert_eq!(e["data"], json!({"kind": "event"}));
+    let e = c.err("events/poll", json!({})).await;
+    assert_eq!(
+        (e["code"].clone(), e["data"]["field"].clone()),
+        (json!(-32602), json!("name"))
+    );
+    let e = c
+        .err(
+            "events/poll",
+            json!({"name": "mail.received", "arguments": {"from": "ana@example.com"}}),
+        )
+        .await;
+    assert_eq!(e["code"], -32602);
+    assert_eq!(e["data"]["field"], "arguments.from");
+    let e = c
+        .err(
+            "events/poll",
+            json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}, "cursor": "garbage"}),
+        )
+        .await;
+    assert_eq!(e["code"], -32602);
+    assert_eq!(e["data"]["field"], "cursor");
+    // No allowlist and no sender named: refused.
+    let e = c
+        .err(
+            "events/poll",
+            json!({"name": "mail.received", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(e["code"], -32602);
+    assert_eq!(e["data"]["field"], "arguments");
+    assert!(e["message"].as_str().unwrap().contains("needs a sender"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowlist_lets_an_empty_filter_through() {
+    let h = Harness::new(|s| {
+        both_on(s);
+        allow(s, "example.com");
+    })
+    .await;
+    let mut c = h.connect();
+    let r = c
+        .ok(
+            "events/poll",
+            json!({"name": "mail.received", "arguments": {}}),
+        )
+        .await;
+    assert!(r["cursor"].is_string());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_is_declined_and_unsubscribe_finds_nothing() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let hook = json!({"name": "mail.received", "arguments": {"domains": ["example.com"]},
+        "delivery": {"mode": "webhook", "url": "https://example.com/hook", "secret": "whsec_x"}});
+    let e = c.err("events/subscribe", hook).await;
+    assert_eq!(e["code"], -32026);
+    assert_eq!(
+        e["data"],
+        json!({"feature": "deliveryMode", "value": "webhook"})
+    );
+    let e = c.err("events/subscribe", json!({"name": "nope"})).await;
+    assert_eq!(e["code"], -32023);
+    assert_eq!(e["data"]["kind"], "event");
+    let e = c
+        .err(
+            "events/unsubscribe",
+            json!({"name": "mail.received", "delivery": {"url": "https://x"}}),
+        )
+        .await;
+    assert_eq!(e["code"], -32023);
+    assert_eq!(e["data"], json!({"kind": "subscription"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_store_is_an_internal_error_with_a_reason() {
+    let h = Harness::new(both_on).await;
+    std::fs::remove_file(h.home.chat_db()).unwrap();
+    let _ = std::fs::remove_file(h.home.chat_db().with_file_name("chat.db-wal"));
+    let mut c = h.connect();
+    let e = c
+        .err(
+            "events/poll",
+            json!({"name": "messages.received", "arguments": {"from": ["+12025550143"]}}),
+        )
+        .await;
+    assert_eq!(e["code"], -32603, "{e}");
+    assert!(e["data"]["reason"].is_string(), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_answers_over_the_connection() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let s = c.ok("tidings/status", json!({})).await;
+    assert_eq!(s["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(s["connections"], 1);
+    assert_eq!(s["types"][0]["name"], "mail.received");
+    assert_eq!(s["types"][0]["enabled"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_initialize_connection_gets_method_not_found_for_events() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    c.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "old", "version": "1"}}}),
+    )
+    .await;
+    let init = c.response(1).await;
+    assert!(init.get("result").is_some(), "{init}");
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    for (id, method) in [(2, "events/list"), (3, "events/poll"), (4, "events/stream")] {
+        c.send(json!({"jsonrpc": "2.0", "id": id, "method": method,
+            "params": {"name": "mail.received", "arguments": {"domains": ["example.com"]}}}))
+            .await;
+        let r = c.response(id).await;
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+    }
+    let _: Value = c.ok("tidings/status", json!({})).await;
+}

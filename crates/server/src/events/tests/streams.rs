@@ -1,0 +1,218 @@
+//! `events/stream`: confirmation, delivery, heartbeats, cancellation, caps, gaps, store
+//! failures, and settings that end a subscription.
+
+use serde_json::json;
+
+use super::support::{Harness, allow, both_on};
+
+fn mail_args() -> serde_json::Value {
+    json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}})
+}
+
+const SUB_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_confirms_delivers_and_beats() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", mail_args()).await;
+    let active = c.note(id).await;
+    assert_eq!(active["method"], "notifications/events/active");
+    assert_eq!(active["params"]["truncated"], false);
+    assert!(active["params"]["cursor"].is_string());
+    assert_eq!(
+        active["params"]["_meta"][SUB_ID],
+        json!(id),
+        "numeric id stays numeric"
+    );
+    h.append_mail("ana@example.com");
+    let event = c.note_of(id, "notifications/events/event").await;
+    assert_eq!(event["params"]["name"], "mail.received");
+    assert_eq!(
+        event["params"]["data"]["from"]["address"],
+        "ana@example.com"
+    );
+    let event_cursor = event["params"]["cursor"].clone();
+    assert!(event_cursor.is_string());
+    let beat = c.note_of(id, "notifications/events/heartbeat").await;
+    assert!(beat["params"]["cursor"].is_string());
+    assert_eq!(h.daemon.status().streams, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_string_id_is_echoed_as_a_string() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let mut params = mail_args();
+    params["_meta"] = super::support::meta();
+    c.send(json!({"jsonrpc": "2.0", "id": "s1", "method": "events/stream", "params": params}))
+        .await;
+    let active = c
+        .take(|f| f["params"]["_meta"][SUB_ID] == json!("s1"))
+        .await;
+    assert_eq!(active["method"], "notifications/events/active");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_the_stream_and_nothing_follows() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", mail_args()).await;
+    c.note_of(id, "notifications/events/active").await;
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "done"}}),
+    )
+    .await;
+    h.until("the stream to end", |s| s.streams == 0).await;
+    h.append_mail("ana@example.com");
+    // A round trip after the append: a live stream would have written its event by now.
+    c.ok("events/list", json!({})).await;
+    let after: Vec<_> = c
+        .buffered_for(id)
+        .into_iter()
+        .filter(|f| f["method"] != "notifications/events/heartbeat")
+        .collect();
+    assert!(after.is_empty(), "frames after cancel: {after:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_eleventh_stream_is_refused_with_the_limit() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let mut ids = Vec::new();
+    for _ in 0..10 {
+        ids.push(c.request("events/stream", mail_args()).await);
+    }
+    for id in &ids {
+        c.note_of(*id, "notifications/events/active").await;
+    }
+    let e = c.err("events/stream", mail_args()).await;
+    assert_eq!(e["code"], -32025);
+    assert_eq!(e["data"], json!({"limit": "streams", "max": 10}));
+    assert_eq!(h.daemon.status().streams, 10);
+    // Another connection has its own ten.
+    let mut other = h.connect();
+    let id = other.request("events/stream", mail_args()).await;
+    other.note_of(id, "notifications/events/active").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_come_before_any_stream_opens() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", json!({"name": "nope"})).await;
+    let r = c.response(id).await;
+    assert_eq!(r["error"]["code"], -32023);
+    assert_eq!(r["error"]["data"]["kind"], "event");
+    let e = c
+        .err(
+            "events/stream",
+            json!({"name": "mail.received", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(e["data"]["field"], "arguments");
+    assert!(c.buffered_for(id).is_empty());
+    assert_eq!(h.daemon.status().streams, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebuild_resends_active_truncated_and_delivery_goes_on() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", mail_args()).await;
+    let first = c.note_of(id, "notifications/events/active").await;
+    h.rebuild_mail();
+    let again = c.note_of(id, "notifications/events/active").await;
+    assert_eq!(again["params"]["truncated"], true);
+    assert_ne!(again["params"]["cursor"], first["params"]["cursor"]);
+    h.append_mail("ana@example.com");
+    let event = c.note_of(id, "notifications/events/event").await;
+    assert_eq!(
+        event["params"]["data"]["from"]["address"],
+        "ana@example.com"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_store_is_an_error_notification_and_the_stream_recovers() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c
+        .request(
+            "events/stream",
+            json!({"name": "messages.received", "arguments": {"from": ["+12025550143"]}}),
+        )
+        .await;
+    c.note_of(id, "notifications/events/active").await;
+    let db = h.home.chat_db();
+    let aside = db.with_file_name("chat.db.aside");
+    std::fs::rename(&db, &aside).unwrap();
+    let error = c.note_of(id, "notifications/events/error").await;
+    assert_eq!(error["params"]["error"]["code"], -32603);
+    assert!(error["params"]["error"]["data"]["reason"].is_string());
+    std::fs::rename(&aside, &db).unwrap();
+    h.append_message();
+    let event = c.note_of(id, "notifications/events/event").await;
+    assert_eq!(event["params"]["name"], "messages.received");
+    assert_eq!(h.daemon.status().streams, 1, "the stream stayed open");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turning_a_type_off_terminates_its_streams_with_not_found() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", mail_args()).await;
+    c.note_of(id, "notifications/events/active").await;
+    h.daemon
+        .update_settings(|s| s.mail.enabled = false)
+        .unwrap();
+    let t = c.note_of(id, "notifications/events/terminated").await;
+    assert_eq!(t["params"]["error"]["code"], -32023);
+    assert_eq!(t["params"]["error"]["data"], json!({"kind": "event"}));
+    let end = c.response(id).await;
+    assert_eq!(
+        end["result"],
+        json!({"resultType": "complete", "_meta": {SUB_ID: id}})
+    );
+    h.until("the slot to be released", |s| s.streams == 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_the_allowlist_under_an_unbounded_stream_is_forbidden() {
+    let h = Harness::new(|s| {
+        both_on(s);
+        allow(s, "example.com");
+    })
+    .await;
+    let mut c = h.connect();
+    let bounded = c.request("events/stream", mail_args()).await;
+    let open = c
+        .request(
+            "events/stream",
+            json!({"name": "mail.received", "arguments": {}}),
+        )
+        .await;
+    c.note_of(bounded, "notifications/events/active").await;
+    c.note_of(open, "notifications/events/active").await;
+    h.daemon.update_settings(|s| s.mail.allow.clear()).unwrap();
+    let t = c.note_of(open, "notifications/events/terminated").await;
+    assert_eq!(t["params"]["error"]["code"], -32024);
+    assert_eq!(t["params"]["error"]["data"], json!({"reason": "allowlist"}));
+    c.response(open).await;
+    // The stream that names its senders goes on.
+    c.note_of(bounded, "notifications/events/heartbeat").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_edit_applies_live() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", mail_args()).await;
+    c.note_of(id, "notifications/events/active").await;
+    let mut s = h.daemon.settings();
+    s.mail.enabled = false;
+    s.save(&h.settings_path).unwrap();
+    let t = c.note_of(id, "notifications/events/terminated").await;
+    assert_eq!(t["params"]["error"]["code"], -32023);
+}
