@@ -5,7 +5,10 @@ use serde_json::{Value, json};
 use tidings_core::EventType;
 use tidings_core::descriptor::payload_schema;
 
-use super::support::{Harness, allow, both_on};
+use std::sync::{Arc, Mutex};
+
+use super::support::{Harness, allow, both_on, test_limits};
+use crate::daemon::DemoControl;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discover_declares_the_extension_and_list_has_the_enabled_types() {
@@ -213,4 +216,76 @@ async fn a_legacy_initialize_connection_gets_method_not_found_for_events() {
         assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
     }
     let _: Value = c.ok("tidings/status", json!({})).await;
+}
+
+/// Records which lever was pulled for which type.
+#[derive(Default)]
+struct RecordingDemo(Mutex<Vec<String>>);
+
+impl DemoControl for RecordingDemo {
+    fn yield_error(&self, ty: EventType) -> Result<(), String> {
+        self.0.lock().unwrap().push(format!("error {ty}"));
+        Ok(())
+    }
+    fn yield_gap(&self, ty: EventType) -> Result<(), String> {
+        self.0.lock().unwrap().push(format!("gap {ty}"));
+        Ok(())
+    }
+    fn terminate(&self, _ty: EventType) -> Result<(), String> {
+        Err("cannot terminate right now".into())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_mode_offers_the_conformance_tools() {
+    let demo = Arc::new(RecordingDemo::default());
+    let h = Harness::with_demo(both_on, test_limits(), Some(demo.clone())).await;
+    let mut c = h.connect();
+    let d = c.ok("server/discover", json!({})).await;
+    assert!(d["capabilities"]["tools"].is_object(), "{d}");
+    let tools = c.ok("tools/list", json!({})).await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "events_conformance_yield_error",
+            "events_conformance_yield_gap",
+            "events_conformance_terminate"
+        ]
+    );
+    let r = c
+        .ok(
+            "tools/call",
+            json!({"name": "events_conformance_yield_gap", "arguments": {"name": "mail.received"}}),
+        )
+        .await;
+    assert_ne!(r["isError"], true, "{r}");
+    let r = c
+        .ok(
+            "tools/call",
+            json!({"name": "events_conformance_terminate", "arguments": {"name": "mail.received"}}),
+        )
+        .await;
+    assert_eq!(r["isError"], true, "{r}");
+    let e = c
+        .err(
+            "tools/call",
+            json!({"name": "events_conformance_yield_error", "arguments": {"name": "nope"}}),
+        )
+        .await;
+    assert_eq!(e["code"], -32602);
+    assert_eq!(*demo.0.lock().unwrap(), ["gap mail.received"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_demo_mode_there_are_no_tools() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let e = c.err("tools/list", json!({})).await;
+    assert_eq!(e["code"], -32601);
 }

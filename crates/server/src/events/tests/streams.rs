@@ -216,3 +216,21 @@ async fn a_file_edit_applies_live() {
     let t = c.note_of(id, "notifications/events/terminated").await;
     assert_eq!(t["params"]["error"]["code"], -32023);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_is_delivered_whole_and_in_order() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", mail_args()).await;
+    c.note_of(id, "notifications/events/active").await;
+    for _ in 0..50 {
+        h.append_mail("ana@example.com");
+    }
+    let mut subjects = Vec::new();
+    for _ in 0..50 {
+        let e = c.note_of(id, "notifications/events/event").await;
+        subjects.push(e["params"]["data"]["subject"].as_str().unwrap().to_owned());
+    }
+    let expected: Vec<String> = (1..=50).map(|i| format!("note {i}")).collect();
+    assert_eq!(subjects, expected);
+}

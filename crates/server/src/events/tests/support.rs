@@ -51,12 +51,13 @@ pub struct Harness {
 
 impl Harness {
     pub async fn new(settings: impl FnOnce(&mut Settings)) -> Harness {
-        Harness::with_limits(settings, test_limits()).await
+        Harness::with_demo(settings, test_limits(), None).await
     }
 
-    pub async fn with_limits(
+    pub async fn with_demo(
         settings: impl FnOnce(&mut Settings),
         limits: ServerLimits,
+        demo: Option<std::sync::Arc<dyn crate::daemon::DemoControl>>,
     ) -> Harness {
         let dir = tempfile::tempdir().unwrap();
         let home = MacHome::new(dir.path().join("home"));
@@ -87,7 +88,7 @@ impl Harness {
             settings_path: settings_path.clone(),
             engine_limits: Limits::default(),
             limits,
-            demo: None,
+            demo,
         })
         .unwrap();
         Harness {
