@@ -27,20 +27,29 @@ pub fn resolve_socket(flag: Option<&Path>) -> Result<PathBuf, tidings_platform::
     }
 }
 
-/// Completes on Ctrl-C (SIGINT) or SIGTERM. A handler that cannot be installed never fires,
-/// so the caller runs until its other end condition.
-pub async fn interrupted() {
+/// A future that completes on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when
+/// this is called, not when the future is first polled: a signal that arrives in between
+/// (say, while the daemon opens its stores) must still mean a clean stop, not the default
+/// action of dying with the socket left behind. Call it inside the runtime. A handler that
+/// cannot be installed never fires.
+pub fn interrupted() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    let wait_for = |kind| async move {
-        match signal(kind) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+    let mut int = signal(SignalKind::interrupt()).ok();
+    let mut term = signal(SignalKind::terminate()).ok();
+    async move {
+        tokio::select! {
+            () = received(int.as_mut()) => {}
+            () = received(term.as_mut()) => {}
         }
-    };
-    tokio::select! {
-        () = wait_for(SignalKind::interrupt()) => {}
-        () = wait_for(SignalKind::terminate()) => {}
+    }
+}
+
+/// Completes when `signal` is delivered; never, without a handler.
+async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending::<()>().await,
     }
 }

@@ -17,18 +17,24 @@ use super::{exit_code, resolve_socket};
 
 /// Runs the daemon until a signal; returns the exit code.
 pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
+    // Before anything else, so a signal during start-up is a clean stop too.
+    let stop = super::interrupted();
     let mut limits = ServerLimits::default();
     if let Some(ms) = args.heartbeat_ms {
         limits.heartbeat = Duration::from_millis(ms.max(1));
     }
     if args.demo {
-        run_demo(args, limits).await
+        run_demo(args, limits, stop).await
     } else {
-        run_real(args, limits).await
+        run_real(args, limits, stop).await
     }
 }
 
-async fn run_real(args: ServeArgs, limits: ServerLimits) -> anyhow::Result<u8> {
+async fn run_real(
+    args: ServeArgs,
+    limits: ServerLimits,
+    stop: impl Future<Output = ()>,
+) -> anyhow::Result<u8> {
     let socket_path = resolve_socket(args.socket.as_deref())?;
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -47,11 +53,15 @@ async fn run_real(args: ServeArgs, limits: ServerLimits) -> anyhow::Result<u8> {
     tracing::info!(settings = %config.settings_path.display(), "settings");
     let daemon = Daemon::start(config)?;
     eprintln!("tidings: serving on {}", listener.path().display());
-    serve_until_signal(&listener, &daemon).await;
+    serve_until_signal(&listener, &daemon, stop).await;
     Ok(exit_code::SUCCESS)
 }
 
-async fn run_demo(args: ServeArgs, limits: ServerLimits) -> anyhow::Result<u8> {
+async fn run_demo(
+    args: ServeArgs,
+    limits: ServerLimits,
+    stop: impl Future<Output = ()>,
+) -> anyhow::Result<u8> {
     let home = DemoHome::create(args.data_dir.as_deref())?;
     // --socket, then TIDINGS_SOCKET (through the platform lookup), then the demo dir.
     let socket_path = match &args.socket {
@@ -78,7 +88,7 @@ async fn run_demo(args: ServeArgs, limits: ServerLimits) -> anyhow::Result<u8> {
         "{}",
         how_to_connect(&home, layout, listener.path(), args.simulate.0)
     );
-    serve_until_signal(&listener, &daemon).await;
+    serve_until_signal(&listener, &daemon, stop).await;
     // Stop the simulator before the temporary home (if any) is removed.
     drop(demo);
     drop(listener);
@@ -88,8 +98,12 @@ async fn run_demo(args: ServeArgs, limits: ServerLimits) -> anyhow::Result<u8> {
 
 /// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down. The caller drops the
 /// listener afterwards, which removes the socket.
-async fn serve_until_signal(listener: &SocketListener, daemon: &Daemon) {
-    listener.serve(daemon, super::interrupted()).await;
+async fn serve_until_signal(
+    listener: &SocketListener,
+    daemon: &Daemon,
+    stop: impl Future<Output = ()>,
+) {
+    listener.serve(daemon, stop).await;
     tracing::info!("shutting down");
     daemon.shutdown();
 }

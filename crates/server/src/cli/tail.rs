@@ -29,6 +29,7 @@ enum End {
 /// Runs `tail`; returns the exit code. Errors that end it before streaming bubble up.
 pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
     let socket = resolve_socket(args.socket.as_deref())?;
+    let interrupted = super::interrupted();
     let mut client = Client::connect(&socket).await?;
     client
         .send_request(STREAM_ID, "events/stream", stream_params(&args))
@@ -42,7 +43,7 @@ pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
     }
 
     let mut cursor = args.cursor.clone();
-    let end = stream(&mut client, &args.event_type, &mut cursor).await;
+    let end = stream(&mut client, &args.event_type, &mut cursor, interrupted).await;
     if matches!(end, Ok(End::Interrupted)) {
         // Tell the daemon, so it frees the stream at once; it may already be gone.
         let _ = client.cancel(STREAM_ID, "tidings tail interrupted").await;
@@ -95,8 +96,8 @@ async fn stream(
     client: &mut Client,
     event_type: &str,
     cursor: &mut Option<String>,
+    interrupted: impl Future<Output = ()>,
 ) -> Result<End, ClientError> {
-    let interrupted = super::interrupted();
     tokio::pin!(interrupted);
     let mut stdout = std::io::stdout().lock();
     loop {
