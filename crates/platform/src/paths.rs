@@ -10,9 +10,13 @@
 //!    directory the MCP client picked) and fit in [`MAX_SOCKET_PATH_BYTES`]; an explicit
 //!    choice that cannot work is an error rather than a silent fallback.
 //! 2. The platform default:
-//!    - macOS: the app data dir, `~/Library/Application Support/dev.tidings.Tidings/tidings.sock`
+//!    - macOS: a `run` folder in the app data dir,
+//!      `~/Library/Application Support/dev.tidings.Tidings/run/tidings.sock`
 //!      (`directories::ProjectDirs::from_path(BUNDLE_ID)`, whose data dir equals its config
-//!      dir on macOS);
+//!      dir on macOS). Not the data dir itself: it also holds `settings.toml` and whatever
+//!      Tauri keeps there, is often created 0755 by them, and the socket's directory must be
+//!      0700 and is refused, never repaired, when it is not; a folder of its own is created
+//!      0700 by [`ensure_private_dir`] and nothing else writes there;
 //!    - Linux: `$XDG_RUNTIME_DIR/tidings/tidings.sock` (`$XDG_RUNTIME_DIR` must be absolute).
 //! 3. `/tmp/tidings-<uid>/tidings.sock`, when step 2 has no answer (no home directory on
 //!    macOS, no `$XDG_RUNTIME_DIR` on Linux) or its answer is longer than
@@ -58,6 +62,10 @@ pub const DATA_DIR_ENV: &str = "TIDINGS_DATA_DIR";
 
 /// The directory under `$XDG_RUNTIME_DIR` that holds the socket on Linux.
 const LINUX_RUNTIME_SUBDIR: &str = "tidings";
+
+/// The directory under the app data dir that holds the socket on macOS (see the module docs
+/// for why the socket does not sit in the data dir itself).
+const MACOS_RUN_SUBDIR: &str = "run";
 
 /// Which platform's rules to follow; a parameter so both are unit-tested on either OS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +133,7 @@ pub fn resolve_socket_path(
 
     // 2. Platform default.
     let preferred = match os {
-        Os::MacOs => app_data_dir.map(|dir| dir.join(SOCKET_FILE_NAME)),
+        Os::MacOs => app_data_dir.map(|dir| dir.join(MACOS_RUN_SUBDIR).join(SOCKET_FILE_NAME)),
         Os::Linux => non_empty(env("XDG_RUNTIME_DIR"))
             .map(PathBuf::from)
             .filter(|dir| dir.is_absolute())
@@ -308,14 +316,14 @@ mod tests {
     fn macos_uses_app_data_dir() {
         let path =
             resolve_socket_path(&env_of(&[]), Os::MacOs, 501, Some(Path::new(MAC_DATA))).unwrap();
-        assert_eq!(path, Path::new(MAC_DATA).join("tidings.sock"));
+        assert_eq!(path, Path::new(MAC_DATA).join("run/tidings.sock"));
     }
 
     #[test]
     fn macos_ignores_xdg_runtime_dir() {
         let env = env_of(&[("XDG_RUNTIME_DIR", "/run/user/501")]);
         let path = resolve_socket_path(&env, Os::MacOs, 501, Some(Path::new(MAC_DATA))).unwrap();
-        assert_eq!(path, Path::new(MAC_DATA).join("tidings.sock"));
+        assert_eq!(path, Path::new(MAC_DATA).join("run/tidings.sock"));
     }
 
     #[test]
