@@ -107,7 +107,8 @@ fn code_for(error: &anyhow::Error) -> u8 {
 }
 
 /// Logs to stderr. `serve` logs at info, `tail` and `status` at warn (their output is the
-/// point); `-v` / `TIDINGS_LOG=<level>` raise it. rmcp stays at warn until trace.
+/// point); `-v` / `TIDINGS_LOG=<level>` raise it. rmcp stays at error until trace: it logs
+/// every JSON-RPC error it sends at warn, and a refused request is the client's business.
 fn init_logging(cli: &Cli) {
     let base = match cli.command {
         Command::Serve(_) => LevelFilter::INFO,
@@ -125,7 +126,7 @@ fn init_logging(cli: &Cli) {
     let rmcp = if level == LevelFilter::TRACE {
         level
     } else {
-        LevelFilter::WARN
+        LevelFilter::ERROR
     };
     let filter = Targets::new().with_default(level).with_target("rmcp", rmcp);
     let layer = tracing_subscriber::fmt::layer()

@@ -49,13 +49,19 @@ fn render(status: &Value, socket: &Path) -> String {
     for ty in &types {
         let enabled = ty.get("enabled").and_then(Value::as_bool).unwrap_or(false);
         let allow = ty.get("allowlist").and_then(Value::as_u64).unwrap_or(0);
+        // An error state already names the store; "ok" gets the path beside it.
+        let state = text(ty, "state");
+        let store = if state == "ok" {
+            format!("ok ({})", text(ty, "store"))
+        } else {
+            state
+        };
         let _ = writeln!(
             out,
-            "  {:<18} {:<3}  store: {}  ({})  allowlist: {}",
+            "  {:<18} {:<3}  store: {}  allowlist: {}",
             text(ty, "name"),
             if enabled { "on" } else { "off" },
-            text(ty, "state"),
-            text(ty, "store"),
+            store,
             match allow {
                 0 => "none (clients must name senders)".to_owned(),
                 1 => "1 entry".to_owned(),
@@ -79,7 +85,7 @@ mod tests {
             {"name": "mail.received", "enabled": true, "store": "/h/Envelope Index",
              "state": "ok", "allowlist": 4},
             {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
-             "state": "missing", "allowlist": 0}
+             "state": "Messages store not found at /h/chat.db", "allowlist": 0}
         ]});
         let text = render(&status, Path::new("/run/t.sock"));
         assert!(
@@ -91,5 +97,7 @@ mod tests {
         assert!(text.contains("4 entries"), "{text}");
         assert!(text.contains("messages.received  off"), "{text}");
         assert!(text.contains("none (clients must name senders)"), "{text}");
+        assert!(text.contains("store: ok (/h/Envelope Index)"), "{text}");
+        assert!(text.contains("store: Messages store not found at /h/chat.db  allowlist"), "{text}");
     }
 }
