@@ -1,0 +1,21 @@
+//! Tidings' daemon: serves `mail.received` and `messages.received` through the MCP Events
+//! extension (SEP-3415, protocol 2026-07-28) to clients on a Unix socket.
+//!
+//! Module map:
+//! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub and
+//!   limits; one rmcp service per connection.
+//! - [`events`]: the `ServerHandler`: `server/discover`, `events/list|poll|stream|subscribe|
+//!   unsubscribe`, `subscriptions/listen`, and the push stream loop.
+//! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
+//! - [`limits`]: stream caps and frame size limits.
+//! - [`frames`]: newline framing with the 1 MiB frame limit in front of rmcp.
+//! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance.
+//! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
+
+pub mod daemon;
+pub mod demo;
+pub mod events;
+pub mod frames;
+pub mod hub;
+pub mod limits;
+pub mod socket;
