@@ -271,11 +271,7 @@ fn take_lock(socket: &Path, lock_path: &Path) -> Result<File, SocketError> {
             path: lock_path.to_path_buf(),
             source,
         })?;
-    // `File::try_lock` is stable since 1.89, one past the workspace's declared MSRV (1.88);
-    // the toolchain we build with is 1.95. The MSRV should move to 1.89.
-    #[allow(clippy::incompatible_msrv)]
-    let locked = file.try_lock();
-    match locked {
+    match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => Err(SocketError::AlreadyRunning {
             path: socket.to_path_buf(),
