@@ -42,10 +42,11 @@ pub(crate) fn rows(
         }
     }
     // One event per message: a later copy of an already seen message (same global id) is not
-    // new mail.
+    // new mail. The unary `+` keeps SQLite from answering this through `(deleted, ROWID)`,
+    // which walks every earlier row (quadratic over a drain) instead of the message's copies.
     conditions.push(
         "NOT EXISTS (SELECT 1 FROM messages d WHERE d.global_message_id = m.global_message_id \
-         AND d.ROWID < m.ROWID AND d.deleted = 0)"
+         AND +d.ROWID < m.ROWID AND +d.deleted = 0)"
             .to_owned(),
     );
     let mut wanted_mailboxes = Vec::new();
@@ -63,7 +64,7 @@ pub(crate) fn rows(
         };
         conditions.push(format!(
             "EXISTS (SELECT 1 FROM messages c WHERE c.global_message_id = m.global_message_id \
-             AND c.deleted = 0 AND (c.mailbox IN ({ids}){labels}))"
+             AND +c.deleted = 0 AND (c.mailbox IN ({ids}){labels}))"
         ));
     }
     params.push(SqlValue::Integer(window.limit as i64));
@@ -212,11 +213,11 @@ fn primary_mailbox(
 ) -> rusqlite::Result<Option<i64>> {
     let mut candidates: Vec<i64> = m.mailbox.into_iter().collect();
     let sql = if caps.labels {
-        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND c.deleted = 0 \
+        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND +c.deleted = 0 \
          UNION ALL SELECT l.mailbox_id FROM labels l JOIN messages c ON c.ROWID = l.message_id \
-         WHERE c.global_message_id = ?1 AND c.deleted = 0"
+         WHERE c.global_message_id = ?1 AND +c.deleted = 0"
     } else {
-        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND c.deleted = 0"
+        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND +c.deleted = 0"
     };
     let mut stmt = conn.prepare_cached(sql)?;
     for id in stmt.query_map([m.global_id], |r| r.get::<_, i64>(0))? {

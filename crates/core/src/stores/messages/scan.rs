@@ -64,7 +64,11 @@ pub(crate) fn rows(
         conditions.push("coalesce(m.date_retracted, 0) = 0".to_owned());
     }
     if caps.recoverable {
-        conditions.push("NOT EXISTS (SELECT 1 FROM chat_recoverable_message_join r WHERE r.message_id = m.ROWID)".to_owned());
+        // Not a correlated NOT EXISTS: the join's key leads with chat_id, so that would scan
+        // Recently Deleted once per row. `NOT IN` builds the set once per scan.
+        conditions.push(
+            "m.ROWID NOT IN (SELECT message_id FROM chat_recoverable_message_join)".to_owned(),
+        );
     }
     params.push(SqlValue::Integer(window.limit as i64));
     let thread = if caps.thread {
