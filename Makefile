@@ -1,0 +1,25 @@
+# Tidings: one entry point for the common jobs. Each target is a thin wrapper over cargo or a
+# script in scripts/, so the commands work the same without make.
+
+.PHONY: demo test check bench fmt build
+
+# The main job on a machine without Mail: the demo daemon on fixture stores.
+demo: build
+	./target/debug/tidings serve --demo --data-dir ./demo
+
+# Every check CI runs: installs what the tests need, then fmt, clippy and every test.
+test:
+	scripts/test.sh
+
+# The same checks without installing anything (for a machine that already has it all).
+check:
+	TIDINGS_SKIP_INSTALL=1 scripts/test.sh
+
+build:
+	cargo build -p tidings-server -p tidings-shim
+
+bench:
+	scripts/bench.sh
+
+fmt:
+	cargo fmt --all

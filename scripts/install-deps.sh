@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs beyond the Rust toolchain: a D-Bus session bus and
+# gnome-keyring, so the keychain tests talk to a real Secret Service. Idempotent: installs
+# nothing when everything is present. Needs root (CI runs as root) or sudo.
+set -euo pipefail
+
+packages=(dbus dbus-user-session gnome-keyring libsecret-tools)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+for c in rustfmt clippy-driver; do
+  command -v "$c" >/dev/null || { echo "install-deps: $c is missing: rustup component add ${c%-driver}" >&2; exit 1; }
+done

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The project's one test command (README, `make test`, `.ci/run`): installs what the tests
+# need, then checks formatting, lints with clippy and runs every test in the workspace, the
+# keychain tests inside a private D-Bus session with an unlocked gnome-keyring.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ -n "${TIDINGS_SKIP_INSTALL:-}" ] || scripts/install-deps.sh
+
+echo "== cargo fmt --check" >&2
+cargo fmt --all --check
+
+echo "== cargo clippy" >&2
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo test" >&2
+if [ -x scripts/with-keyring.sh ]; then
+  scripts/with-keyring.sh cargo test --workspace --locked
+else
+  cargo test --workspace --locked
+fi
