@@ -9,6 +9,8 @@
 //!   run, with [`SystemRunner`] for real use and [`RecordingRunner`] as a test double.
 //! - [`launcher`]: [`Launcher`], what the `tidings-mcp` shim calls when the daemon is not
 //!   running: [`Launchd`] on macOS, [`NoLauncher`] on Linux, picked by [`default_launcher`].
+//! - [`keychain`]: [`Keychain`], one secret per account in the OS keychain (macOS Keychain,
+//!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
 //! - [`error`]: the crate's error enums, [`PathError`] and [`LauncherError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
@@ -31,9 +33,11 @@
 
 pub mod command;
 pub mod error;
+pub mod keychain;
 pub mod launcher;
 pub mod paths;
 
 pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
 pub use error::{LauncherError, PathError};
+pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
