@@ -45,5 +45,5 @@ pub use error::{RequestError, StoreError};
 pub use event::{EventType, Occurrence};
 pub use poll::{Batch, Clock, Engine, Limits, PollOutcome, Start, SystemClock};
 pub use request::{Filter, Subscription, SubscriptionParams};
-pub use settings::Settings;
+pub use settings::{HttpSettings, Settings};
 pub use stores::{Stamp, StorePaths};

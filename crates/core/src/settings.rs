@@ -1,9 +1,10 @@
 //! The user's settings: which event types are on and which senders may ever reach an agent.
 //!
 //! Saved as TOML (`settings.toml` in the config dir, chosen by the caller). Every default lives
-//! in `Default`: both types off, no allowlist. A file that does not parse is an error that names
+//! in `Default`: both types off, no allowlist, the loopback HTTP endpoint off. A file that does not parse is an error that names
 //! the line, never a silent reset.
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,33 @@ pub struct Settings {
     pub mail: EventSettings,
     /// `messages.received`.
     pub messages: EventSettings,
+    /// The loopback Streamable HTTP endpoint (`[http]`).
+    pub http: HttpSettings,
+}
+
+/// The optional Streamable HTTP endpoint on the loopback interface. Read when the daemon
+/// starts; `allowed_origins` also applies live. See docs/http.md.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Serve `POST /mcp` on `listen`, with a bearer token from the OS keychain. Off until
+    /// the user turns it on (`tidings serve --http ADDR` turns it on for one run).
+    pub enabled: bool,
+    /// Where to listen: a loopback address and port. Anything else is refused at start.
+    pub listen: SocketAddr,
+    /// Browser origins (`scheme://host:port`) whose pages may call the endpoint. Empty: a
+    /// request carrying any `Origin` header is refused, so no web page can reach it.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for HttpSettings {
+    fn default() -> HttpSettings {
+        HttpSettings {
+            enabled: false,
+            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 3917)),
+            allowed_origins: Vec::new(),
+        }
+    }
 }
 
 /// The settings of one event type.
@@ -81,6 +109,10 @@ const HEADER: &str = "\
 #   allow = [\"example.com\", \"ana@example.org\", \"+12025550143\", \"+120255501*\"]
 #            senders that may ever reach an agent: addresses, phone numbers, domains (with
 #            subdomains), or prefixes ending in *. Empty: each client must name its senders.
+# [http] is the loopback Streamable HTTP endpoint (docs/http.md).
+#   enabled = true|false      off until you turn it on; read at start
+#   listen = \"127.0.0.1:3917\" a loopback address and port
+#   allowed_origins = []      browser origins allowed to call it; empty refuses them all
 ";
 
 impl Settings {
@@ -199,6 +231,24 @@ mod tests {
             .to_string();
         assert!(err.contains("line 5"), "{err}");
         assert!(err.contains("everyone"), "{err}");
+    }
+
+    #[test]
+    fn http_is_off_on_loopback_3917_with_no_origins_by_default() {
+        let s = Settings::parse("", Path::new("s.toml")).unwrap();
+        assert!(!s.http.enabled);
+        assert_eq!(s.http.listen, "127.0.0.1:3917".parse().unwrap());
+        assert!(s.http.allowed_origins.is_empty());
+        let text = "[http]\nenabled = true\nlisten = \"[::1]:4000\"\n\
+                    allowed_origins = [\"http://localhost:5173\"]\n";
+        let s = Settings::parse(text, Path::new("s.toml")).unwrap();
+        assert!(s.http.enabled);
+        assert_eq!(s.http.listen, "[::1]:4000".parse().unwrap());
+        assert_eq!(s.http.allowed_origins, ["http://localhost:5173"]);
+        let err = Settings::parse("[http]\nlisten = \"localhost\"\n", Path::new("s"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
     }
 
     #[test]
