@@ -7,36 +7,40 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
+use crate::stores::Stamp;
 
-/// A store file and, once opened, a warm read-only connection to it.
-pub(crate) struct StoreHandle {
+/// What a store learns about a freshly opened file: its optional features, or why its schema
+/// cannot be read (`Err(Ok(detail))`), or a SQLite failure (`Err(Err(e))`).
+pub(crate) type Probe<C> = fn(&Connection) -> Result<C, Result<String, rusqlite::Error>>;
+
+/// A store file and, once opened, a warm read-only connection to it with its probed features.
+pub(crate) struct StoreHandle<C> {
     label: &'static str,
     path: PathBuf,
     busy_timeout: Duration,
-    open: Option<(Connection, FileIdentity)>,
+    probe: Probe<C>,
+    open: Option<(Connection, FileIdentity, C)>,
 }
 
-impl StoreHandle {
-    pub(crate) fn new(label: &'static str, path: PathBuf, busy_timeout: Duration) -> StoreHandle {
+impl<C: Copy> StoreHandle<C> {
+    pub(crate) fn new(
+        label: &'static str,
+        path: PathBuf,
+        busy_timeout: Duration,
+        probe: Probe<C>,
+    ) -> Self {
         StoreHandle {
             label,
             path,
             busy_timeout,
+            probe,
             open: None,
         }
     }
 
-    pub(crate) fn label(&self) -> &'static str {
-        self.label
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The connection to the file now at the path, and whether it was (re)opened by this call.
-    /// A vanished file drops the connection; a replaced one (new inode) is reopened.
-    pub(crate) fn current(&mut self) -> Result<(&Connection, FileIdentity, bool), StoreError> {
+    /// The connection to the file now at the path, its identity and features. A vanished file
+    /// drops the connection; a replaced one (new inode) is reopened and probed again.
+    pub(crate) fn current(&mut self) -> Result<(&Connection, FileIdentity, C), StoreError> {
         let identity = match FileIdentity::of(&self.path) {
             Ok(id) => id,
             Err(e) => {
@@ -44,20 +48,60 @@ impl StoreHandle {
                 return Err(self.io_error(&e));
             }
         };
-        let fresh = !matches!(&self.open, Some((_, id)) if *id == identity);
-        if fresh {
+        if !matches!(&self.open, Some((_, id, _)) if *id == identity) {
             self.open = None;
             let conn = self.connect()?;
-            self.open = Some((conn, identity));
+            let caps = match (self.probe)(&conn) {
+                Ok(caps) => caps,
+                Err(Ok(detail)) => {
+                    return Err(StoreError::Schema {
+                        store: self.label,
+                        path: self.path.clone(),
+                        detail,
+                    });
+                }
+                Err(Err(e)) => return Err(self.sqlite_error(e)),
+            };
+            self.open = Some((conn, identity, caps));
         }
-        let (conn, id) = self.open.as_ref().expect("opened above");
-        Ok((conn, *id, fresh))
+        let (conn, id, caps) = self.open.as_ref().expect("opened above");
+        Ok((conn, *id, *caps))
     }
 
-    /// Forget the connection, so the next call reopens (after an error that may have left it
-    /// in a bad state).
-    pub(crate) fn reset(&mut self) {
+    /// Classify `e` and forget the connection, so the next call reopens (an error may have left
+    /// it in a bad state, or the file may be gone).
+    pub(crate) fn fail(&mut self, e: rusqlite::Error) -> StoreError {
+        let err = self.sqlite_error(e);
         self.open = None;
+        err
+    }
+
+    /// Identity, data version and head of the event table `table`. The head is the highest ROWID
+    /// ever allocated (`sqlite_sequence`), so deleting the newest rows does not move it back.
+    pub(crate) fn stamp(&mut self, table: &str) -> Result<Stamp, StoreError> {
+        let (conn, identity, _) = self.current()?;
+        let r = conn.query_row(
+            &format!(
+                "SELECT (SELECT data_version FROM pragma_data_version), \
+                 max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{table}'), 0), \
+                     coalesce((SELECT max(ROWID) FROM {table}), 0))"
+            ),
+            [],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        );
+        let (data_version, head) = r.map_err(|e| self.fail(e))?;
+        Ok(Stamp {
+            identity,
+            data_version,
+            head,
+        })
+    }
+
+    /// The single optional integer `sql` yields for `value` (a date-index seek).
+    pub(crate) fn query_rowid(&mut self, sql: &str, value: i64) -> Result<Option<i64>, StoreError> {
+        let (conn, _, _) = self.current()?;
+        let r = conn.query_row(sql, [value], |r| r.get::<_, Option<i64>>(0));
+        r.map_err(|e| self.fail(e))
     }
 
     fn connect(&self) -> Result<Connection, StoreError> {
@@ -98,7 +142,7 @@ impl StoreHandle {
     }
 
     /// Classify a SQLite failure on this store.
-    pub(crate) fn sqlite_error(&self, e: rusqlite::Error) -> StoreError {
+    fn sqlite_error(&self, e: rusqlite::Error) -> StoreError {
         let (store, path) = (self.label, self.path.clone());
         let code = match &e {
             rusqlite::Error::SqliteFailure(f, _) => Some(f.code),
