@@ -13,6 +13,8 @@ cargo fmt --all --check
 echo "== cargo clippy" >&2
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+scripts/check-macos.sh
+
 echo "== cargo test" >&2
 if [ -x scripts/with-keyring.sh ]; then
   scripts/with-keyring.sh cargo test --workspace --locked

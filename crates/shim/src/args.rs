@@ -90,7 +90,7 @@ Options:
 
 Environment:
   TIDINGS_SOCKET  the socket path when --socket is not given. Default: tidings.sock in
-                  ~/Library/Application Support/dev.tidings.Tidings on macOS,
+                  ~/Library/Application Support/dev.tidings.Tidings/run/ on macOS,
                   $XDG_RUNTIME_DIR/tidings/ on Linux, /tmp/tidings-<uid>/ if that is too long
 
 Example MCP client config (Claude Desktop, Cursor, ...):
