@@ -177,9 +177,10 @@ impl DemoStores {
         let mut simulator = self.lock_simulator();
         if let Some(sim) = simulator.as_mut() {
             match sim.step() {
+                // Row ids only: even fake senders stay out of the logs, by habit.
                 Ok(step) => tracing::debug!(
-                    mail_from = %step.mail_from,
-                    message_from = %step.message_from,
+                    mail_rowid = step.mail_rowid,
+                    message_rowid = step.message_rowid,
                     "simulator: new mail and message"
                 ),
                 Err(error) => tracing::warn!(%error, "simulator step failed"),
