@@ -9,7 +9,7 @@ mod settings_watch;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -21,7 +21,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventsHandler;
-use crate::events::errors::{StreamCap, streams_exhausted};
+use crate::events::errors::{StreamCap, streams_exhausted, token_rotated};
+use crate::http::auth::HttpAuth;
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
 
@@ -94,6 +95,8 @@ struct Inner {
     rejected_edits: AtomicUsize,
     shutdown: CancellationToken,
     settings_watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// The HTTP endpoint's token state, once it serves; `tidings/token/rotate` reloads it.
+    http_auth: OnceLock<Arc<HttpAuth>>,
 }
 
 /// What `tidings status` shows.
@@ -124,11 +127,47 @@ pub struct TypeStatus {
     pub allowlist: usize,
 }
 
-/// Per-connection state shared by that connection's handlers.
+/// The state one principal's handlers share: a socket connection, or one HTTP bearer token
+/// (all the POSTs made with it).
 pub(crate) struct ConnectionState {
     streams: AtomicUsize,
+    /// The cap on `streams`, as the error names it.
+    cap: StreamCap,
     /// Cancelled when the client is gone (a write failed) or the daemon shuts down.
     pub(crate) closed: CancellationToken,
+    /// Cancelled when the credential is revoked (the HTTP token was rotated): its streams end
+    /// with `terminated` Forbidden. Never cancelled for a socket connection.
+    pub(crate) revoked: CancellationToken,
+}
+
+impl ConnectionState {
+    /// A socket connection's state.
+    fn socket(limits: &ServerLimits, shutdown: &CancellationToken) -> ConnectionState {
+        ConnectionState::with_cap(
+            StreamCap::PerConnection(limits.streams_per_connection),
+            shutdown,
+        )
+    }
+
+    /// The state of one HTTP bearer token (or of every request, with `--no-auth`).
+    pub(crate) fn http_token(daemon: &Daemon) -> Arc<ConnectionState> {
+        let cap = StreamCap::PerToken(daemon.inner.limits.streams_per_token);
+        Arc::new(ConnectionState::with_cap(cap, &daemon.inner.shutdown))
+    }
+
+    fn with_cap(cap: StreamCap, shutdown: &CancellationToken) -> ConnectionState {
+        ConnectionState {
+            streams: AtomicUsize::new(0),
+            cap,
+            closed: shutdown.child_token(),
+            revoked: CancellationToken::new(),
+        }
+    }
+
+    /// Open streams of this principal.
+    pub(crate) fn open_streams(&self) -> usize {
+        self.streams.load(Ordering::Acquire)
+    }
 }
 
 /// One open stream's place under the caps; released on drop, however the stream ends.
@@ -185,6 +224,7 @@ impl Daemon {
                 rejected_edits: AtomicUsize::new(0),
                 shutdown,
                 settings_watcher: Mutex::new(None),
+                http_auth: OnceLock::new(),
             }),
         };
         let watcher = settings_watch::start(&daemon)?;
@@ -201,10 +241,10 @@ impl Daemon {
     {
         self.inner.connections.fetch_add(1, Ordering::AcqRel);
         let _count = ConnectionCount(self.inner.clone());
-        let conn = Arc::new(ConnectionState {
-            streams: AtomicUsize::new(0),
-            closed: self.inner.shutdown.child_token(),
-        });
+        let conn = Arc::new(ConnectionState::socket(
+            &self.inner.limits,
+            &self.inner.shutdown,
+        ));
         let (rmcp_io, pump) =
             crate::frames::start(io, self.inner.limits.max_frame_bytes, conn.closed.clone());
         let handler = EventsHandler::new(self.clone(), conn.clone());
@@ -307,7 +347,12 @@ impl Daemon {
         &self,
         conn: &Arc<ConnectionState>,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
-        let per = self.inner.limits.streams_per_connection;
+        if conn.revoked.is_cancelled() {
+            return Err(token_rotated());
+        }
+        let per = match conn.cap {
+            StreamCap::PerConnection(n) | StreamCap::PerToken(n) | StreamCap::Total(n) => n,
+        };
         let total = self.inner.limits.streams_total;
         let take = |counter: &AtomicUsize, max: usize| {
             counter
@@ -317,7 +362,7 @@ impl Daemon {
                 .is_ok()
         };
         if !take(&conn.streams, per) {
-            return Err(streams_exhausted(StreamCap::PerConnection(per)));
+            return Err(streams_exhausted(conn.cap));
         }
         if !take(&self.inner.streams, total) {
             conn.streams.fetch_sub(1, Ordering::AcqRel);
@@ -327,6 +372,16 @@ impl Daemon {
             daemon: self.inner.clone(),
             conn: conn.clone(),
         })
+    }
+
+    /// The HTTP endpoint's token state, if an endpoint serves.
+    pub(crate) fn http_auth(&self) -> Option<&Arc<HttpAuth>> {
+        self.inner.http_auth.get()
+    }
+
+    /// Record the endpoint's token state; one endpoint per daemon (a second is refused).
+    pub(crate) fn set_http_auth(&self, auth: Arc<HttpAuth>) -> bool {
+        self.inner.http_auth.set(auth).is_ok()
     }
 
     /// A settings file edit was malformed and ignored.

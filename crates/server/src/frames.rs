@@ -269,7 +269,7 @@ fn oversized(len: usize, max: usize) -> Vec<u8> {
 }
 
 /// `1 MiB`, `64 KiB`, or `1000 bytes`.
-fn human(bytes: usize) -> String {
+pub(crate) fn human(bytes: usize) -> String {
     const KIB: usize = 1024;
     const MIB: usize = 1024 * 1024;
     if bytes >= MIB && bytes.is_multiple_of(MIB) {

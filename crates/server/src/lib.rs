@@ -1,5 +1,6 @@
 //! Tidings' daemon: serves `mail.received` and `messages.received` through the MCP Events
-//! extension (SEP-3415, protocol 2026-07-28) to clients on a Unix socket.
+//! extension (SEP-3415, protocol 2026-07-28) to clients on a Unix socket and, optionally, on a
+//! loopback Streamable HTTP endpoint.
 //!
 //! Module map:
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub and
@@ -9,6 +10,8 @@
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
 //! - [`limits`]: stream caps and frame size limits.
 //! - [`frames`]: newline framing with the 1 MiB frame limit in front of rmcp.
+//! - [`http`]: the loopback Streamable HTTP endpoint: rmcp's stateless service behind our
+//!   guard layer (Host, Origin, bearer token, body limit, `Mcp-Name`), the keychain token.
 //! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance.
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 
@@ -16,6 +19,7 @@ pub mod daemon;
 pub mod demo;
 pub mod events;
 pub mod frames;
+pub mod http;
 pub mod hub;
 pub mod limits;
 pub mod socket;

@@ -84,8 +84,10 @@ pub fn webhook_unsupported(ty: EventType) -> ErrorData {
 /// Which stream cap was reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamCap {
-    /// Streams on one connection.
+    /// Streams on one socket connection.
     PerConnection(usize),
+    /// Streams opened with one HTTP bearer token.
+    PerToken(usize),
     /// Streams across the daemon.
     Total(usize),
 }
@@ -97,6 +99,10 @@ pub fn streams_exhausted(cap: StreamCap) -> ErrorData {
             format!("this connection already has {max} open streams, the limit per connection"),
             max,
         ),
+        StreamCap::PerToken(max) => (
+            format!("this token already has {max} open streams, the limit per token"),
+            max,
+        ),
         StreamCap::Total(max) => (
             format!("the daemon already serves {max} open streams, its limit"),
             max,
@@ -106,6 +112,16 @@ pub fn streams_exhausted(cap: StreamCap) -> ErrorData {
         RESOURCE_EXHAUSTED,
         message,
         Some(json!({ "limit": "streams", "max": max })),
+    )
+}
+
+/// The `terminated` error (and the refusal of a new stream) once the HTTP bearer token the
+/// stream was opened with has been rotated.
+pub fn token_rotated() -> ErrorData {
+    ErrorData::new(
+        FORBIDDEN,
+        "the HTTP token this stream was opened with was rotated; reconnect with the new token",
+        Some(json!({ "reason": "token_rotated" })),
     )
 }
 

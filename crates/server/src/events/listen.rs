@@ -8,7 +8,7 @@
 //! anyway, renames the method to [`LISTEN_ALIAS`], a custom method whose params reach us as raw
 //! JSON. We then acknowledge and notify with custom notifications. We advertise no
 //! tools/prompts/resources list changes, so `eventsListChanged` is the only field we ever
-//! accept. A transport without our framer (a future HTTP endpoint) must do the same rename.
+//! accept. The HTTP endpoint's guard layer (`http/guard.rs`) does the same rename.
 
 use rmcp::ErrorData;
 use rmcp::model::CustomResult;
@@ -71,6 +71,7 @@ pub async fn listen(
             biased;
             _ = ctx.ct.cancelled() => break,
             _ = conn.closed.cancelled() => break,
+            _ = conn.revoked.cancelled() => break,
             _ = shutdown.cancelled() => break,
             changed = list.changed() => {
                 if changed.is_err() {

@@ -1,6 +1,7 @@
 //! The events extension on rmcp 3.11: [`EventsHandler`], one per connection, serving
 //! `server/discover`, `events/list|poll|stream|subscribe|unsubscribe`, `subscriptions/listen`
-//! (with `eventsListChanged`), `tidings/status`, and in demo mode the conformance tools.
+//! (with `eventsListChanged`), `tidings/status` and `tidings/token/rotate` (socket only), and
+//! in demo mode the conformance tools.
 //!
 //! Files: [`wire`] (result and notification shapes, the era check), [`errors`] (the codes),
 //! [`list`] (capabilities and descriptors), [`poll`], [`stream`] (the push loop), [`listen`]
@@ -29,16 +30,38 @@ use crate::daemon::{ConnectionState, Daemon};
 use errors::{legacy_method, not_found_event, not_found_subscription, webhook_unsupported};
 use wire::{complete, is_modern};
 
-/// The rmcp handler of one connection.
+/// The rmcp handler of one socket connection, or of every HTTP request.
 #[derive(Clone)]
 pub struct EventsHandler {
     daemon: Daemon,
-    conn: Arc<ConnectionState>,
+    /// The socket connection's state; `None` over HTTP, where each request carries its
+    /// token's state (put there by the guard layer; see `http/guard.rs`).
+    conn: Option<Arc<ConnectionState>>,
 }
 
 impl EventsHandler {
     pub(crate) fn new(daemon: Daemon, conn: Arc<ConnectionState>) -> EventsHandler {
-        EventsHandler { daemon, conn }
+        EventsHandler {
+            daemon,
+            conn: Some(conn),
+        }
+    }
+
+    /// The handler the HTTP endpoint's factory hands out: the shared daemon, nothing else.
+    pub(crate) fn for_http(daemon: Daemon) -> EventsHandler {
+        EventsHandler { daemon, conn: None }
+    }
+
+    /// The principal of this request: the socket connection, or the HTTP token's state.
+    fn conn(&self, ctx: &RequestContext<RoleServer>) -> Result<Arc<ConnectionState>, ErrorData> {
+        if let Some(conn) = &self.conn {
+            return Ok(conn.clone());
+        }
+        ctx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::http::Principal>())
+            .map(|p| p.0.clone())
+            .ok_or_else(|| ErrorData::internal_error("request reached the handler unchecked", None))
     }
 
     /// `events/subscribe`: the name is looked up first (NotFound), then webhook is declined.
@@ -72,10 +95,14 @@ impl ServerHandler for EventsHandler {
     ) -> Result<CustomResult, ErrorData> {
         let CustomRequest { method, params, .. } = request;
         let params = params.unwrap_or(Value::Null);
-        if method == "tidings/status" {
+        let socket = self.conn.is_some();
+        if socket && method == "tidings/status" {
             let status = serde_json::to_value(self.daemon.status())
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             return Ok(complete(status));
+        }
+        if socket && method == crate::http::ROTATE_METHOD {
+            return crate::http::auth::reload(&self.daemon).await.map(complete);
         }
         let events_method = method.starts_with("events/") || method == listen::LISTEN_ALIAS;
         if !events_method {
@@ -92,11 +119,15 @@ impl ServerHandler for EventsHandler {
         match method.as_str() {
             "events/list" => Ok(list::list(&self.daemon.settings_arc())),
             "events/poll" => poll::poll(&self.daemon, params).await,
-            "events/stream" => stream::stream(&self.daemon, &self.conn, params, ctx).await,
+            "events/stream" => {
+                let conn = self.conn(&ctx)?;
+                stream::stream(&self.daemon, &conn, params, ctx).await
+            }
             "events/subscribe" => Err(self.subscribe(&params)),
             "events/unsubscribe" => Err(not_found_subscription()),
             m if m == listen::LISTEN_ALIAS => {
-                listen::listen(&self.daemon, &self.conn, params, ctx).await
+                let conn = self.conn(&ctx)?;
+                listen::listen(&self.daemon, &conn, params, ctx).await
             }
             _ => Err(ErrorData::method_not_found_with_name(&method)),
         }

@@ -1,6 +1,6 @@
 //! `events/stream`: validate, take a place under the caps, confirm with `active`, then deliver
-//! until the client cancels, the connection goes, the daemon shuts down, or settings end the
-//! subscription (`terminated`).
+//! until the client cancels (over HTTP: drops the response), the connection goes, the daemon
+//! shuts down, or settings or a token rotation end the subscription (`terminated`).
 //!
 //! The loop: `engine.next(sub, cursor, 100)` on the blocking pool, send the events, advance
 //! the cursor; with `has_more` go again at once, else wait on the hub's wake for this store,
@@ -16,7 +16,9 @@ use tidings_core::{Cursor, Engine, RequestError, Settings, Subscription, Subscri
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
-use super::errors::{allowlist_removed, error_object, request_error, store_error, type_turned_off};
+use super::errors::{
+    allowlist_removed, error_object, request_error, store_error, token_rotated, type_turned_off,
+};
 use super::wire::{blocking, final_result, notify};
 use crate::daemon::{ConnectionState, Daemon};
 
@@ -92,6 +94,15 @@ pub async fn stream(
             _ = ctx.ct.cancelled() => return Ok(final_result(&s.id)),
             _ = conn.closed.cancelled() => return Ok(final_result(&s.id)),
             _ = shutdown.cancelled() => return Ok(final_result(&s.id)),
+            _ = conn.revoked.cancelled() => {
+                tracing::debug!(event_type = %s.sub.event_type, "stream terminated: token rotated");
+                s.send(
+                    "notifications/events/terminated",
+                    json!({"error": error_object(&token_rotated())}),
+                )
+                .await;
+                return Ok(final_result(&s.id));
+            }
             changed = settings_rx.changed() => {
                 if changed.is_err() {
                     return Ok(final_result(&s.id));

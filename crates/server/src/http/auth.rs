@@ -1,0 +1,168 @@
+//! Who may call the endpoint: the bearer token in force, the per-token state its requests
+//! share (stream count, revocation), and rotation.
+//!
+//! Rotation, as decided for issue #4: `tidings token rotate` writes a fresh token to the
+//! keychain itself, then sends `tidings/token/rotate` (no params) over the Unix socket. The
+//! daemon re-reads the keychain ([`reload`]); if the token changed it swaps it in and cancels
+//! the old token's `revoked`, so every stream opened with it ends with
+//! `notifications/events/terminated` Forbidden `{reason: "token_rotated"}`. The secret never
+//! crosses the socket, and the keychain stays the one place it is kept. If the daemon cannot
+//! read the keychain it fails closed: the old token is dropped and every request gets 401.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::ErrorData;
+use serde_json::{Value, json};
+use tidings_platform::Keychain;
+
+use super::token::{self, Token, TokenError};
+use crate::daemon::{ConnectionState, Daemon};
+
+/// How requests prove who they are.
+pub enum AuthMode {
+    /// A bearer token from this keychain (the default, and the only mode outside `--demo`).
+    Token(Arc<dyn Keychain>),
+    /// No token (`--demo --no-auth`, for tools that cannot send headers).
+    NoAuth,
+}
+
+/// The token in force and its principal's state.
+pub struct HttpAuth {
+    keychain: Option<Arc<dyn Keychain>>,
+    current: Mutex<Current>,
+    daemon: Daemon,
+}
+
+struct Current {
+    /// `None` with `--no-auth`, or after a failed reload (then nothing is accepted).
+    token: Option<Token>,
+    principal: Arc<ConnectionState>,
+}
+
+/// Why a request was not let in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthFailure {
+    /// No `Authorization: Bearer …` header.
+    Missing,
+    /// A token that is not the one in force.
+    Invalid,
+}
+
+impl HttpAuth {
+    /// The token state for `mode`; with a keychain, the token is read (or made, on first
+    /// enable). Blocks on the keychain.
+    pub(crate) fn start(daemon: &Daemon, mode: AuthMode) -> Result<HttpAuth, TokenError> {
+        let (keychain, token) = match mode {
+            AuthMode::NoAuth => (None, None),
+            AuthMode::Token(keychain) => {
+                let token = token::load_or_create(keychain.as_ref())?;
+                (Some(keychain), Some(token))
+            }
+        };
+        Ok(HttpAuth {
+            keychain,
+            current: Mutex::new(Current {
+                token,
+                principal: ConnectionState::http_token(daemon),
+            }),
+            daemon: daemon.clone(),
+        })
+    }
+
+    /// Whether requests need no token.
+    pub fn is_no_auth(&self) -> bool {
+        self.keychain.is_none()
+    }
+
+    /// The principal of a request with this `Authorization` header value.
+    pub(crate) fn authorize(
+        &self,
+        header: Option<&[u8]>,
+    ) -> Result<Arc<ConnectionState>, AuthFailure> {
+        let current = lock(&self.current);
+        if self.keychain.is_none() {
+            return Ok(current.principal.clone());
+        }
+        let presented = header.and_then(bearer).ok_or(AuthFailure::Missing)?;
+        match &current.token {
+            Some(token) if token.matches(presented) => Ok(current.principal.clone()),
+            _ => Err(AuthFailure::Invalid),
+        }
+    }
+
+    /// Streams open under the token in force.
+    pub fn open_streams(&self) -> usize {
+        lock(&self.current).principal.open_streams()
+    }
+
+    /// Re-read the token from the keychain; see the module docs. Blocks on the keychain.
+    fn reload_blocking(&self) -> Result<Value, TokenError> {
+        let Some(keychain) = &self.keychain else {
+            return Ok(json!({"rotated": false, "reason": "no_auth"}));
+        };
+        let loaded = token::load(keychain.as_ref());
+        let mut current = lock(&self.current);
+        let next = match loaded {
+            Ok(next) => next,
+            Err(e) => {
+                // Fail closed: a token we can no longer confirm is not accepted either.
+                current.token = None;
+                self.revoke(&mut current);
+                return Err(e);
+            }
+        };
+        if next.is_some() && next == current.token {
+            return Ok(json!({"rotated": false, "reason": "unchanged"}));
+        }
+        let ended = current.principal.open_streams();
+        current.token = next;
+        self.revoke(&mut current);
+        tracing::info!(streams_ended = ended, "HTTP token rotated");
+        Ok(json!({"rotated": true, "streamsEnded": ended}))
+    }
+
+    /// End the old principal's streams and start a fresh one.
+    fn revoke(&self, current: &mut MutexGuard<'_, Current>) {
+        current.principal.revoked.cancel();
+        current.principal = ConnectionState::http_token(&self.daemon);
+    }
+}
+
+/// `tidings/token/rotate` on the socket: reload the token, or say why not.
+pub(crate) async fn reload(daemon: &Daemon) -> Result<Value, ErrorData> {
+    let Some(auth) = daemon.http_auth().cloned() else {
+        return Ok(json!({"rotated": false, "reason": "http_off"}));
+    };
+    tokio::task::spawn_blocking(move || auth.reload_blocking())
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("token reload panicked: {e}"), None))?
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// The token of `Bearer <token>` (the scheme is case-insensitive, RFC 9110 11.1).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = value.split_at_checked(7)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    (!token.is_empty()).then_some(token)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_takes_the_scheme_case_insensitively() {
+        assert_eq!(bearer(b"Bearer abc"), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"bearer  abc "), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"Basic abc"), None);
+        assert_eq!(bearer(b"Bearer "), None);
+        assert_eq!(bearer(b"Bear"), None);
+    }
+}

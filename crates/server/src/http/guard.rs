@@ -1,0 +1,404 @@
+//! The guard layer in front of rmcp's Streamable HTTP service. Every request passes these
+//! checks in order, and the first that fails answers without rmcp seeing the request:
+//!
+//! 1. `Host` names this endpoint: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT` (and the
+//!    bound address) – else 403. Stops DNS rebinding.
+//! 2. `Origin`, if present, is in `[http] allowed_origins` (read live; empty by default) –
+//!    else 403. A page in the user's browser cannot call the endpoint.
+//! 3. `Authorization: Bearer <token>` matches the token in force (constant time) – else 401
+//!    with `WWW-Authenticate: Bearer`. With `--demo --no-auth` this check is skipped.
+//! 4. The body is at most `max_http_body_bytes` – else 413 with a JSON-RPC error naming the
+//!    limit. The body is read here, bounded, so the next two steps can see it.
+//! 5. `subscriptions/listen` is renamed to the internal alias, as the socket's framer does
+//!    (rmcp's typed listen filter drops `eventsListChanged`; see `events/listen.rs`), with its
+//!    `Mcp-Method` header checked and rewritten to match.
+//! 6. On `events/poll|stream|subscribe|unsubscribe`, `Mcp-Name` (rmcp's `=?base64?…?=` form
+//!    decoded) equals `params.name` – else 400 with -32020 HeaderMismatch (spec/events.md,
+//!    decision 3). rmcp has no hook for these methods, hence this layer.
+//!
+//! Then the token's state rides in the request's extensions ([`Principal`]) to the handler,
+//! which counts streams per token and ends them when the token is rotated.
+//! `MCP-Protocol-Version`, `Mcp-Method` on other methods and `Accept` are rmcp's to check.
+
+// Each check returns the finished refusal (`Err(Response)`): one is built at most once per
+// request, on the refusal path, so boxing it would buy nothing.
+#![allow(clippy::result_large_err)]
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::{Value, json};
+
+use super::Principal;
+use super::auth::{AuthFailure, HttpAuth};
+use crate::daemon::Daemon;
+use crate::events::listen::LISTEN_ALIAS;
+
+/// The methods whose `Mcp-Name` must equal `params.name` (decision 3).
+pub const NAME_METHODS: [&str; 4] = [
+    "events/poll",
+    "events/stream",
+    "events/subscribe",
+    "events/unsubscribe",
+];
+
+/// JSON-RPC HeaderMismatch (core 2026-07-28).
+const HEADER_MISMATCH: i64 = -32020;
+/// JSON-RPC Invalid Request: refusals that are not about a header's value.
+const INVALID_REQUEST: i64 = -32600;
+
+/// What the guard checks against.
+pub(crate) struct Guard {
+    pub(crate) daemon: Daemon,
+    pub(crate) auth: Arc<HttpAuth>,
+    /// Accepted `Host` values, lowercase.
+    pub(crate) hosts: Vec<String>,
+    pub(crate) max_body: usize,
+}
+
+/// The middleware: see the module docs.
+pub(crate) async fn check(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match guard.admit(request).await {
+        Ok(request) => next.run(request).await,
+        Err(refusal) => refusal,
+    }
+}
+
+impl Guard {
+    async fn admit(&self, request: Request) -> Result<Request, Response> {
+        let (mut parts, body) = request.into_parts();
+        self.check_host(&parts.headers)?;
+        self.check_origin(&parts.headers)?;
+        let principal = match self.auth.authorize(
+            parts
+                .headers
+                .get(header::AUTHORIZATION)
+                .map(HeaderValue::as_bytes),
+        ) {
+            Ok(principal) => principal,
+            Err(failure) => return Err(unauthorized(failure)),
+        };
+        parts.extensions.insert(Principal(principal));
+        if parts.method != Method::POST {
+            // rmcp answers 405 for everything but POST in stateless mode.
+            return Ok(Request::from_parts(parts, body));
+        }
+        let bytes = self.read_body(&parts.headers, body).await?;
+        let bytes = match serde_json::from_slice::<Value>(&bytes) {
+            // Not JSON, or not one request object: rmcp gives the parse error.
+            Err(_) | Ok(Value::Array(_)) | Ok(Value::Null) => bytes,
+            Ok(mut message) => {
+                route_headers(&mut parts.headers, &mut message)?;
+                Bytes::from(serde_json::to_vec(&message).map_err(|e| {
+                    rpc_error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        Value::Null,
+                        -32603,
+                        e.to_string(),
+                        None,
+                    )
+                })?)
+            }
+        };
+        parts
+            .headers
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        Ok(Request::from_parts(parts, Body::from(bytes)))
+    }
+
+    fn check_host(&self, headers: &HeaderMap) -> Result<(), Response> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(|h| h.trim().to_ascii_lowercase());
+        match host {
+            Some(host) if self.hosts.contains(&host) => Ok(()),
+            other => Err(rpc_error(
+                StatusCode::FORBIDDEN,
+                Value::Null,
+                INVALID_REQUEST,
+                format!(
+                    "Host {} is not this endpoint; use one of {}",
+                    other.map_or("(missing)".to_owned(), |h| format!("`{}`", clip(&h))),
+                    self.hosts.join(", ")
+                ),
+                None,
+            )),
+        }
+    }
+
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Response> {
+        let Some(origin) = headers.get(header::ORIGIN) else {
+            return Ok(());
+        };
+        let origin = origin.to_str().map(normal_origin).unwrap_or_default();
+        let settings = self.daemon.settings_arc();
+        let allowed = &settings.http.allowed_origins;
+        if !origin.is_empty() && allowed.iter().any(|a| normal_origin(a) == origin) {
+            return Ok(());
+        }
+        Err(rpc_error(
+            StatusCode::FORBIDDEN,
+            Value::Null,
+            INVALID_REQUEST,
+            format!(
+                "Origin `{}` is not allowed; web pages may not call Tidings unless listed in \
+                 [http] allowed_origins",
+                clip(&origin)
+            ),
+            None,
+        ))
+    }
+
+    async fn read_body(&self, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+        let max = self.max_body;
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(len) = declared.filter(|len| *len > max as u64) {
+            return Err(too_large(Some(len), max));
+        }
+        match Limited::new(body, max).collect().await {
+            Ok(collected) => Ok(collected.to_bytes()),
+            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(None, max)),
+            Err(e) => Err(rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                INVALID_REQUEST,
+                format!("could not read the request body: {e}"),
+                None,
+            )),
+        }
+    }
+}
+
+/// Steps 5 and 6 of the module docs, on a parsed message.
+fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<(), Response> {
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let method = message.get("method").and_then(Value::as_str).unwrap_or("");
+    if method == "subscriptions/listen" {
+        let sent = headers.get("mcp-method").map(HeaderValue::as_bytes);
+        if sent != Some(b"subscriptions/listen") {
+            let message = match sent {
+                None => "missing required Mcp-Method header for `subscriptions/listen`".to_owned(),
+                Some(v) => format!(
+                    "Mcp-Method header `{}` does not match body method `subscriptions/listen`",
+                    clip(&String::from_utf8_lossy(v))
+                ),
+            };
+            return Err(header_mismatch(id, message));
+        }
+        message["method"] = json!(LISTEN_ALIAS);
+        headers.insert("mcp-method", HeaderValue::from_static(LISTEN_ALIAS));
+        return Ok(());
+    }
+    if !NAME_METHODS.contains(&method) {
+        return Ok(());
+    }
+    let expected = message.pointer("/params/name").and_then(Value::as_str);
+    let mut values = headers.get_all("mcp-name").iter();
+    let Some(sent) = values.next() else {
+        return Err(header_mismatch(
+            id,
+            format!("missing required Mcp-Name header for `{method}`"),
+        ));
+    };
+    if values.next().is_some() {
+        return Err(header_mismatch(
+            id,
+            format!("multiple Mcp-Name header values for `{method}`; send exactly one"),
+        ));
+    }
+    let Some(sent) = sent.to_str().ok().and_then(decode_header_value) else {
+        return Err(header_mismatch(
+            id,
+            "Mcp-Name header is not valid text or not valid =?base64?…?= encoding".to_owned(),
+        ));
+    };
+    match expected {
+        Some(name) if name == sent => Ok(()),
+        Some(name) => Err(header_mismatch(
+            id,
+            format!(
+                "Mcp-Name header `{}` does not match params.name `{}` for `{method}`",
+                clip(&sent),
+                clip(name)
+            ),
+        )),
+        None => Err(header_mismatch(
+            id,
+            format!(
+                "Mcp-Name header `{}` has no params.name (a string) to match for `{method}`",
+                clip(&sent)
+            ),
+        )),
+    }
+}
+
+/// rmcp's header value encoding reversed: `=?base64?<standard base64>?=` wraps values that
+/// cannot travel bare (non-ASCII, edge spaces); anything else is the value itself.
+pub fn decode_header_value(value: &str) -> Option<String> {
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|inner| inner.strip_suffix("?="))
+    {
+        Some(inner) => String::from_utf8(STANDARD.decode(inner).ok()?).ok(),
+        None => Some(value.to_owned()),
+    }
+}
+
+/// `scheme://host[:port]`, lowercase, without a trailing slash, for comparison.
+fn normal_origin(origin: &str) -> String {
+    origin.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// At most 64 characters of a client-supplied value, for messages.
+fn clip(value: &str) -> String {
+    tidings_core::text::sanitize(value, 64)
+}
+
+fn header_mismatch(id: Value, message: String) -> Response {
+    rpc_error(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, message, None)
+}
+
+fn unauthorized(failure: AuthFailure) -> Response {
+    let (challenge, message) = match failure {
+        AuthFailure::Missing => (
+            r#"Bearer realm="tidings""#,
+            "a bearer token is required: send Authorization: Bearer <token> \
+             (see `tidings token show`)",
+        ),
+        AuthFailure::Invalid => (
+            r#"Bearer realm="tidings", error="invalid_token""#,
+            "the bearer token is not the one in force (it may have been rotated; see \
+             `tidings token show`)",
+        ),
+    };
+    let mut response = rpc_error(
+        StatusCode::UNAUTHORIZED,
+        Value::Null,
+        INVALID_REQUEST,
+        message.to_owned(),
+        None,
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    response
+}
+
+fn too_large(declared: Option<u64>, max: usize) -> Response {
+    let size = declared.map_or("the request body".to_owned(), |n| {
+        format!("a request body of {n} bytes")
+    });
+    rpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        Value::Null,
+        INVALID_REQUEST,
+        format!(
+            "{size} exceeds the {} limit ({max} bytes)",
+            crate::frames::human(max)
+        ),
+        Some(json!({"limit": "request_body_bytes", "max": max})),
+    )
+}
+
+/// A JSON-RPC error response with `status`.
+fn rpc_error(
+    status: StatusCode,
+    id: Value,
+    code: i64,
+    message: String,
+    data: Option<Value>,
+) -> Response {
+    let mut error = json!({"code": code, "message": message});
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_decode_like_rmcp_encodes_them() {
+        assert_eq!(
+            decode_header_value("mail.received").unwrap(),
+            "mail.received"
+        );
+        let wrapped = format!("=?base64?{}?=", STANDARD.encode("café "));
+        assert_eq!(decode_header_value(&wrapped).unwrap(), "café ");
+        assert_eq!(decode_header_value("=?base64?***?="), None);
+    }
+
+    fn routed(method: &str, name: Option<&str>, header: &[&str]) -> Result<Value, StatusCode> {
+        let mut headers = HeaderMap::new();
+        for h in header {
+            headers.append("mcp-name", HeaderValue::from_str(h).unwrap());
+        }
+        let mut message = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": {}});
+        if let Some(name) = name {
+            message["params"]["name"] = json!(name);
+        }
+        route_headers(&mut headers, &mut message)
+            .map(|()| message)
+            .map_err(|r| r.status())
+    }
+
+    #[test]
+    fn mcp_name_must_match_on_the_four_methods_only() {
+        for method in NAME_METHODS {
+            assert!(routed(method, Some("mail.received"), &["mail.received"]).is_ok());
+            assert_eq!(
+                routed(method, Some("mail.received"), &[]),
+                Err(StatusCode::BAD_REQUEST)
+            );
+            assert_eq!(
+                routed(method, Some("mail.received"), &["messages.received"]),
+                Err(StatusCode::BAD_REQUEST)
+            );
+            assert_eq!(
+                routed(method, Some("a"), &["a", "a"]),
+                Err(StatusCode::BAD_REQUEST)
+            );
+        }
+        assert!(routed("events/list", None, &[]).is_ok());
+    }
+
+    #[test]
+    fn listen_is_renamed_with_its_method_header() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "mcp-method",
+            HeaderValue::from_static("subscriptions/listen"),
+        );
+        let mut message = json!({"id": 1, "method": "subscriptions/listen", "params": {}});
+        route_headers(&mut headers, &mut message).unwrap();
+        assert_eq!(message["method"], LISTEN_ALIAS);
+        assert_eq!(headers["mcp-method"], LISTEN_ALIAS);
+        let mut message = json!({"id": 1, "method": "subscriptions/listen"});
+        let refused = route_headers(&mut HeaderMap::new(), &mut message).unwrap_err();
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    }
+}

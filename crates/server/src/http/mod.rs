@@ -1,0 +1,200 @@
+//! The loopback Streamable HTTP endpoint: `POST /mcp` served by rmcp's `StreamableHttpService`
+//! in the stateless 2026-07-28 mode, behind our [`guard`] layer. Every request gets an
+//! [`EventsHandler`] pointing at the one shared [`Daemon`] (engine, hub, settings, limits):
+//! nothing is opened per request.
+//!
+//! rmcp is configured for this profile (spec/rmcp.md 5): no sessions; SSE comment keep-alives
+//! and `retry:` priming off (heartbeats are `notifications/events/heartbeat` data frames);
+//! a terminal first message as plain `application/json` (so a refused `events/stream` is a
+//! JSON error, as spec/events.md 4 asks) and anything that notifies as `text/event-stream`
+//! with `X-Accel-Buffering: no`; `MCP-Protocol-Version` required; its own Host check and body
+//! limit set to ours as a second line. A client that drops the response cancels the request
+//! (rmcp's `CancelOnDisconnect`), which ends its stream and frees its place under the caps.
+//!
+//! Files: [`guard`] (the checks before rmcp), [`auth`] (the token in force, per-token state,
+//! rotation), [`token`] (generation and the keychain). Decisions: docs/http.md.
+
+pub mod auth;
+pub mod guard;
+pub mod token;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+
+use crate::daemon::{ConnectionState, Daemon};
+use crate::events::EventsHandler;
+use auth::{AuthMode, HttpAuth};
+use guard::Guard;
+use token::TokenError;
+
+/// The custom request `tidings token rotate` sends on the socket after writing a new token
+/// to the keychain: the daemon re-reads it and ends the old token's streams.
+pub const ROTATE_METHOD: &str = "tidings/token/rotate";
+
+/// The path the endpoint serves.
+pub const PATH: &str = "/mcp";
+
+/// The token state of one request, put in its extensions by the guard for the handler.
+#[derive(Clone)]
+pub(crate) struct Principal(pub(crate) Arc<ConnectionState>);
+
+/// What to serve.
+pub struct HttpOptions {
+    /// A loopback address and port (port 0: any free port).
+    pub listen: SocketAddr,
+    /// The bearer token's keychain, or no auth (`--demo --no-auth` only).
+    pub auth: AuthMode,
+}
+
+/// Why the endpoint could not start. Messages name the address or the missing piece.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// The address is not a loopback one.
+    #[error(
+        "refusing to serve HTTP on {addr}: only a loopback address (127.0.0.1 or [::1]) is \
+         allowed, so nothing off this machine can reach the endpoint"
+    )]
+    NotLoopback {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The token could not be read or made.
+    #[error(
+        "cannot start the HTTP endpoint without its bearer token: {source}. On Linux the token \
+         lives in a Secret Service (gnome-keyring-daemon or KeePassXC) on the session D-Bus; \
+         on macOS in the login keychain"
+    )]
+    Token {
+        /// What the keychain said.
+        #[source]
+        source: TokenError,
+    },
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// What the OS said.
+        #[source]
+        source: io::Error,
+    },
+    /// The daemon already has an endpoint.
+    #[error("this daemon already serves an HTTP endpoint")]
+    AlreadyServing,
+}
+
+/// A bound endpoint, ready to [`serve`](HttpEndpoint::serve).
+pub struct HttpEndpoint {
+    listener: TcpListener,
+    addr: SocketAddr,
+    auth: Arc<HttpAuth>,
+    daemon: Daemon,
+}
+
+impl HttpEndpoint {
+    /// Refuse a non-loopback address, read (or make) the token, then bind. The keychain is
+    /// asked before the port opens, so a missing keychain leaves nothing half started.
+    pub async fn bind(daemon: &Daemon, options: HttpOptions) -> Result<HttpEndpoint, HttpError> {
+        if !options.listen.ip().is_loopback() {
+            return Err(HttpError::NotLoopback {
+                addr: options.listen,
+            });
+        }
+        let starter = daemon.clone();
+        let auth = tokio::task::spawn_blocking(move || HttpAuth::start(&starter, options.auth))
+            .await
+            .map_err(|e| HttpError::Token {
+                source: TokenError::Random(format!("keychain task failed: {e}")),
+            })?
+            .map_err(|source| HttpError::Token { source })?;
+        let auth = Arc::new(auth);
+        let listener =
+            TcpListener::bind(options.listen)
+                .await
+                .map_err(|source| HttpError::Bind {
+                    addr: options.listen,
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| HttpError::Bind {
+            addr: options.listen,
+            source,
+        })?;
+        if !daemon.set_http_auth(auth.clone()) {
+            return Err(HttpError::AlreadyServing);
+        }
+        Ok(HttpEndpoint {
+            listener,
+            addr,
+            auth,
+            daemon: daemon.clone(),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{PATH}", self.addr)
+    }
+
+    /// The token state (tests and status read the per-token stream count).
+    pub fn auth(&self) -> &Arc<HttpAuth> {
+        &self.auth
+    }
+
+    /// Serve until the daemon shuts down.
+    pub async fn serve(self) {
+        let port = self.addr.port();
+        let mut hosts = vec![
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ];
+        let bound = self.addr.to_string();
+        if !hosts.contains(&bound) {
+            hosts.push(bound);
+        }
+        let limits = self.daemon.limits().clone();
+        let shutdown = self.daemon.shutdown_token().clone();
+        let config = StreamableHttpServerConfig::default()
+            .with_sse_keep_alive(None)
+            .with_sse_retry(None)
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_stateless_protocol_metadata_required(true)
+            .with_allowed_hosts(hosts.clone())
+            .with_max_request_body_bytes(limits.max_http_body_bytes)
+            .with_cancellation_token(shutdown.child_token());
+        let daemon = self.daemon.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(EventsHandler::for_http(daemon.clone())),
+            Arc::new(NeverSessionManager::default()),
+            config,
+        );
+        let guard = Arc::new(Guard {
+            daemon: self.daemon.clone(),
+            auth: self.auth.clone(),
+            hosts,
+            max_body: limits.max_http_body_bytes,
+        });
+        let app = axum::Router::new()
+            .route_service(PATH, service)
+            .layer(axum::middleware::from_fn_with_state(guard, guard::check));
+        tracing::info!(url = %self.url(), no_auth = self.auth.is_no_auth(), "HTTP endpoint serving");
+        let served = axum::serve(self.listener, app)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await;
+        if let Err(error) = served {
+            tracing::warn!(%error, "HTTP endpoint stopped");
+        }
+    }
+}
