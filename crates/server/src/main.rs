@@ -1,5 +1,6 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
-//! `tail` prints events from a running daemon, `status` reports on it. See `cli/`.
+//! `tail` prints events from a running daemon, `status` reports on it, `token` shows or
+//! rotates the HTTP endpoint's token. See `cli/`.
 //!
 //! Logs go to stderr (stdout carries `tail`'s events and `serve --demo`'s how-to-connect);
 //! `main` maps every error to a named exit code (`cli/exit_code.rs`) and prints it once.
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => cli::serve::run(args).await,
             Command::Tail(args) => cli::tail::run(args).await,
             Command::Status(args) => cli::status::run(args).await,
+            Command::Token(command) => cli::token::run(command).await,
         }
     });
     // Do not wait for tasks still parked on a socket or stdin: we are done.
@@ -97,6 +99,12 @@ fn code_for(error: &anyhow::Error) -> u8 {
             exit_code::CONFIG
         }
         None if error
+            .downcast_ref::<tidings_server::http::HttpError>()
+            .is_some() =>
+        {
+            exit_code::CONFIG
+        }
+        None if error
             .downcast_ref::<tidings_server::daemon::DaemonError>()
             .is_some() =>
         {
@@ -112,7 +120,7 @@ fn code_for(error: &anyhow::Error) -> u8 {
 fn init_logging(cli: &Cli) {
     let base = match cli.command {
         Command::Serve(_) => LevelFilter::INFO,
-        Command::Tail(_) | Command::Status(_) => LevelFilter::WARN,
+        Command::Tail(_) | Command::Status(_) | Command::Token(_) => LevelFilter::WARN,
     };
     let from_env = std::env::var("TIDINGS_LOG")
         .ok()

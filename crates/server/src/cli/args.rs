@@ -1,5 +1,7 @@
-//! The command line: `tidings serve`, `tidings tail`, `tidings status`, parsed with clap.
+//! The command line: `tidings serve`, `tidings tail`, `tidings status`, `tidings token`,
+//! parsed with clap.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,6 +31,28 @@ pub enum Command {
     Tail(TailArgs),
     /// Show whether a daemon is serving, its stores, which types are on, clients and streams.
     Status(StatusArgs),
+    /// Show or rotate the HTTP endpoint's bearer token (kept in the OS keychain).
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+/// `tidings token`.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Print the bearer token for `Authorization: Bearer <token>`.
+    Show,
+    /// Replace the token; a running daemon switches at once and ends streams opened with the
+    /// old one.
+    Rotate(RotateArgs),
+}
+
+/// `tidings token rotate`.
+#[derive(Debug, Args)]
+pub struct RotateArgs {
+    /// The running daemon's socket, told to switch [default: TIDINGS_SOCKET, else the
+    /// platform default].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
 }
 
 const SERVE_HELP: &str = "\
@@ -38,8 +62,14 @@ with both stores under --data-dir (or a temporary directory), turns both types o
 example.com/org/net domains and +1 202 555 01xx, and appends a new mail and message every
 --simulate seconds. Stops cleanly on Ctrl-C or SIGTERM.
 
+With --http ADDR (or [http] enabled = true in settings.toml), also serves MCP over Streamable
+HTTP at http://ADDR/mcp, loopback only, with a bearer token from the OS keychain (see
+`tidings token show`). Only --demo may add --no-auth.
+
 Examples:
   tidings serve --demo
+  tidings serve --http 127.0.0.1:3917
+  tidings serve --demo --http 127.0.0.1:3917 --no-auth   # for an outside conformance client
   tidings serve --demo --data-dir ./demo --simulate 5
   tidings serve --demo --data-dir ./demo --simulate off   # write to the stores yourself";
 
@@ -73,6 +103,16 @@ pub struct ServeArgs {
     /// drive the stores.
     #[arg(long, value_name = "SECS|off", default_value = "2", value_parser = parse_simulate)]
     pub simulate: Simulate,
+
+    /// Also serve Streamable HTTP on this loopback address and port, e.g. 127.0.0.1:3917
+    /// [default: [http] in settings.toml, which is off].
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+
+    /// With --demo and --http: no bearer token, for tools that cannot send headers. Any
+    /// process on this machine can then read the demo's events.
+    #[arg(long, requires_all = ["demo", "http"])]
+    pub no_auth: bool,
 
     /// Heartbeat period of push streams in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
@@ -186,6 +226,15 @@ mod tests {
         };
         assert_eq!(tail.domains, ["a.com", "b.com"]);
         assert_eq!(tail.max_age, Some(Duration::from_secs(600)));
+    }
+
+    #[test]
+    fn no_auth_needs_demo_and_http() {
+        let parse = |args: &[&str]| Cli::try_parse_from(["tidings", "serve"].iter().chain(args));
+        assert!(parse(&["--http", "127.0.0.1:3917", "--no-auth"]).is_err());
+        assert!(parse(&["--demo", "--no-auth"]).is_err());
+        assert!(parse(&["--demo", "--http", "127.0.0.1:3917", "--no-auth"]).is_ok());
+        assert!(parse(&["--http", "localhost"]).is_err());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! - `serve`: the headless daemon (real or demo) on the socket.
 //! - `tail`: a stream client that prints events as JSON lines.
 //! - `status`: asks a daemon for `tidings/status`.
+//! - `token`: shows or rotates the HTTP token in the keychain, and tells a running daemon.
 //! - `client`: the newline-delimited JSON-RPC client `tail` and `status` share.
 //! - `duration`: `--max-age` values like `10m`.
 //! - `exit_code`: every exit code, named.
@@ -15,6 +16,7 @@ pub mod exit_code;
 pub mod serve;
 pub mod status;
 pub mod tail;
+pub mod token;
 
 use std::path::{Path, PathBuf};
 

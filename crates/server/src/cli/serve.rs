@@ -1,5 +1,6 @@
 //! `tidings serve`: the headless daemon, on real stores or (with `--demo`) on fixture stores
-//! with a simulator, until Ctrl-C or SIGTERM.
+//! with a simulator, until Ctrl-C or SIGTERM; with `--http` (or `[http] enabled`) also on the
+//! loopback Streamable HTTP endpoint.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,6 +10,8 @@ use serde_json::json;
 use tidings_core::{Limits, StorePaths};
 use tidings_server::daemon::{Daemon, DaemonConfig};
 use tidings_server::demo::{Demo, DemoHome, Layout};
+use tidings_server::http::auth::AuthMode;
+use tidings_server::http::{HttpEndpoint, HttpOptions};
 use tidings_server::limits::ServerLimits;
 use tidings_server::socket::SocketListener;
 
@@ -52,8 +55,12 @@ async fn run_real(
     };
     tracing::info!(settings = %config.settings_path.display(), "settings");
     let daemon = Daemon::start(config)?;
+    let http = start_http(&args, &daemon).await?;
     eprintln!("tidings: serving on {}", listener.path().display());
-    serve_until_signal(&listener, &daemon, stop).await;
+    if let Some(http) = &http {
+        eprintln!("tidings: {}", http_how_to(http));
+    }
+    serve_until_signal(&listener, &daemon, stop, http).await;
     Ok(exit_code::SUCCESS)
 }
 
@@ -84,11 +91,13 @@ async fn run_demo(
         demo: Some(demo.control()),
     };
     let daemon = Daemon::start(config)?;
-    println!(
-        "{}",
-        how_to_connect(&home, layout, listener.path(), args.simulate.0)
-    );
-    serve_until_signal(&listener, &daemon, stop).await;
+    let http = start_http(&args, &daemon).await?;
+    let mut how_to = how_to_connect(&home, layout, listener.path(), args.simulate.0);
+    if let Some(http) = &http {
+        how_to.push_str(&format!("\n{}", http_how_to(http)));
+    }
+    println!("{how_to}");
+    serve_until_signal(&listener, &daemon, stop, http).await;
     // Stop the simulator before the temporary home (if any) is removed.
     drop(demo);
     drop(listener);
@@ -96,16 +105,68 @@ async fn run_demo(
     Ok(exit_code::SUCCESS)
 }
 
-/// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down. The caller drops the
-/// listener afterwards, which removes the socket.
+/// How long the HTTP endpoint may take to close its connections at shutdown.
+const HTTP_GRACE: Duration = Duration::from_secs(5);
+
+/// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down (which ends the HTTP
+/// endpoint too). The caller drops the listener afterwards, which removes the socket.
 async fn serve_until_signal(
     listener: &SocketListener,
     daemon: &Daemon,
     stop: impl Future<Output = ()>,
+    http: Option<HttpEndpoint>,
 ) {
+    let http = http.map(|http| tokio::spawn(http.serve()));
     listener.serve(daemon, stop).await;
     tracing::info!("shutting down");
     daemon.shutdown();
+    if let Some(http) = http
+        && tokio::time::timeout(HTTP_GRACE, http).await.is_err()
+    {
+        tracing::warn!("the HTTP endpoint did not close in time");
+    }
+}
+
+/// Start the HTTP endpoint if `--http` or `[http] enabled` asks for it. A failure (a
+/// non-loopback address, no keychain, a taken port) stops `serve`: the user asked for it.
+async fn start_http(args: &ServeArgs, daemon: &Daemon) -> anyhow::Result<Option<HttpEndpoint>> {
+    let settings = daemon.settings().http;
+    let listen = match args.http {
+        Some(addr) => addr,
+        None if settings.enabled => settings.listen,
+        None => return Ok(None),
+    };
+    let auth = if args.no_auth {
+        eprintln!("{NO_AUTH_WARNING}");
+        AuthMode::NoAuth
+    } else {
+        let keychain =
+            tidings_platform::KeyringKeychain::system(tidings_platform::keychain::SERVICE)
+                .map_err(|e| tidings_server::http::HttpError::Token { source: e.into() })?;
+        AuthMode::Token(std::sync::Arc::new(keychain))
+    };
+    let endpoint = HttpEndpoint::bind(daemon, HttpOptions { listen, auth }).await?;
+    Ok(Some(endpoint))
+}
+
+const NO_AUTH_WARNING: &str = "\
+WARNING: ------------------------------------------------------------------------
+WARNING: the HTTP endpoint runs WITHOUT AUTHENTICATION (--demo --no-auth).
+WARNING: Any process on this machine can read the demo's events over HTTP.
+WARNING: This is for conformance tools that cannot send headers; the demo's
+WARNING: stores are fake. Never use it with real mail or messages.
+WARNING: ------------------------------------------------------------------------";
+
+/// The endpoint's URL and how to authenticate.
+fn http_how_to(http: &HttpEndpoint) -> String {
+    if http.auth().is_no_auth() {
+        format!("HTTP (no auth): {}", http.url())
+    } else {
+        format!(
+            "HTTP: {} (send Authorization: Bearer <token>; print the token with `tidings token show`)",
+            http.url()
+        )
+    }
 }
 
 /// The `tidings-mcp` beside this binary, if it is there; else the bare name (on PATH).

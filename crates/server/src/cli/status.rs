@@ -98,6 +98,9 @@ mod tests {
         assert!(text.contains("messages.received  off"), "{text}");
         assert!(text.contains("none (clients must name senders)"), "{text}");
         assert!(text.contains("store: ok (/h/Envelope Index)"), "{text}");
-        assert!(text.contains("store: Messages store not found at /h/chat.db  allowlist"), "{text}");
+        assert!(
+            text.contains("store: Messages store not found at /h/chat.db  allowlist"),
+            "{text}"
+        );
     }
 }

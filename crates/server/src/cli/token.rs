@@ -1,0 +1,77 @@
+//! `tidings token show|rotate`: the HTTP endpoint's bearer token, straight from the OS
+//! keychain. `rotate` writes a fresh token there, then tells a running daemon
+//! (`tidings/token/rotate` on the socket) to re-read it; the daemon ends streams opened with
+//! the old one. The token itself never crosses the socket (see `http/auth.rs`).
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use tidings_platform::KeyringKeychain;
+use tidings_platform::keychain::SERVICE;
+use tidings_server::http::{ROTATE_METHOD, token};
+
+use super::args::{RotateArgs, TokenCommand};
+use super::client::{Client, ClientError};
+use super::{exit_code, resolve_socket};
+
+/// Runs `tidings token …`; returns the exit code.
+pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
+    let keychain = Arc::new(KeyringKeychain::system(SERVICE)?);
+    match command {
+        TokenCommand::Show => {
+            let stored = tokio::task::spawn_blocking(move || token::load(keychain.as_ref()))
+                .await
+                .context("the keychain task failed")??;
+            match stored {
+                Some(token) => {
+                    println!("{}", token.expose());
+                    Ok(exit_code::SUCCESS)
+                }
+                None => {
+                    eprintln!(
+                        "tidings: no HTTP token yet; one is made when the endpoint first starts \
+                         (`tidings serve --http 127.0.0.1:3917`), or run `tidings token rotate`"
+                    );
+                    Ok(exit_code::FAILURE)
+                }
+            }
+        }
+        TokenCommand::Rotate(args) => rotate(keychain, args).await,
+    }
+}
+
+async fn rotate(keychain: Arc<KeyringKeychain>, args: RotateArgs) -> anyhow::Result<u8> {
+    tokio::task::spawn_blocking(move || token::rotate(keychain.as_ref()))
+        .await
+        .context("the keychain task failed")??;
+    eprintln!("tidings: stored a new HTTP token in the keychain (`tidings token show` prints it)");
+    let socket = resolve_socket(args.socket.as_deref())?;
+    let mut client = match Client::connect(&socket).await {
+        Ok(client) => client,
+        Err(ClientError::NotRunning { .. }) => {
+            eprintln!("tidings: no daemon running; the next start uses the new token");
+            return Ok(exit_code::SUCCESS);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let answer = client.call(1, ROTATE_METHOD, json!({})).await?;
+    eprintln!("tidings: {}", describe(&answer));
+    Ok(exit_code::SUCCESS)
+}
+
+/// The daemon's answer in words.
+fn describe(answer: &Value) -> String {
+    if answer["rotated"] == true {
+        let ended = answer["streamsEnded"].as_u64().unwrap_or(0);
+        return format!(
+            "the running daemon switched to it and ended {ended} stream(s) opened with the old one"
+        );
+    }
+    match answer["reason"].as_str() {
+        Some("http_off") => "the running daemon serves no HTTP endpoint; nothing to switch".into(),
+        Some("no_auth") => "the running daemon serves HTTP without a token (--no-auth)".into(),
+        Some("unchanged") => "the running daemon already had this token".into(),
+        _ => format!("the running daemon answered {answer}"),
+    }
+}
