@@ -136,6 +136,10 @@ async fn start_http(args: &ServeArgs, daemon: &Daemon) -> anyhow::Result<Option<
         None if settings.enabled => settings.listen,
         None => return Ok(None),
     };
+    // Before the keychain: a bad address is the first thing to hear about.
+    if !listen.ip().is_loopback() {
+        return Err(tidings_server::http::HttpError::NotLoopback { addr: listen }.into());
+    }
     let auth = if args.no_auth {
         eprintln!("{NO_AUTH_WARNING}");
         AuthMode::NoAuth

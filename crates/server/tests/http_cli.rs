@@ -1,0 +1,121 @@
+//! `tidings serve --http` as a process: `--demo --no-auth` prints the URL and a loud warning,
+//! and without a keychain the endpoint refuses to start, naming what is missing.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::Duration;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn tidings() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tidings"));
+    c.env_remove("TIDINGS_SOCKET").stdin(Stdio::null());
+    c
+}
+
+#[test]
+fn demo_no_auth_prints_the_url_and_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = tidings()
+        .args([
+            "serve",
+            "--demo",
+            "--simulate",
+            "off",
+            "--http",
+            "127.0.0.1:0",
+            "--no-auth",
+        ])
+        .arg("--data-dir")
+        .arg(tmp.path().join("demo"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("HTTP (no auth): ") {
+                let _ = tx.send(url.to_owned());
+            }
+        }
+    });
+    let url = rx.recv_timeout(WAIT).expect("no URL printed");
+    child.kill().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let _ = child.wait();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
+    assert!(
+        stderr.contains("WARNING: the HTTP endpoint runs WITHOUT AUTHENTICATION"),
+        "{stderr}"
+    );
+    let port: u16 = url["http://127.0.0.1:".len()..url.len() - 4]
+        .parse()
+        .unwrap();
+    assert!(port > 0);
+}
+
+#[test]
+fn without_a_keychain_the_endpoint_refuses_to_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tidings()
+        .args([
+            "serve",
+            "--demo",
+            "--simulate",
+            "off",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(tmp.path().join("demo"))
+        // No session bus: no Secret Service.
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            "unix:path=/nonexistent/tidings-test-bus",
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cannot start the HTTP endpoint"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Secret Service"), "{stderr}");
+}
+
+#[test]
+fn a_non_loopback_address_fails_before_anything_serves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tidings()
+        .args([
+            "serve",
+            "--demo",
+            "--simulate",
+            "off",
+            "--http",
+            "0.0.0.0:3917",
+        ])
+        .arg("--data-dir")
+        .arg(tmp.path().join("demo"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refusing to serve HTTP on 0.0.0.0:3917"),
+        "{stderr}"
+    );
+}
