@@ -5,7 +5,11 @@
 //! `tidings status` shows), [`DemoControl`] (demo mode's conformance levers). Settings live in a
 //! `watch` channel: every stream and listener sees a change at once (see `settings_watch`).
 
+mod connection;
 mod settings_watch;
+
+use connection::ConnectionCount;
+pub(crate) use connection::{ConnectionState, StreamSlot};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +25,6 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventsHandler;
-use crate::events::errors::{StreamCap, streams_exhausted, token_rotated};
 use crate::http::auth::HttpAuth;
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
@@ -125,71 +128,6 @@ pub struct TypeStatus {
     pub state: String,
     /// How many allowlist entries are set.
     pub allowlist: usize,
-}
-
-/// The state one principal's handlers share: a socket connection, or one HTTP bearer token
-/// (all the POSTs made with it).
-pub(crate) struct ConnectionState {
-    streams: AtomicUsize,
-    /// The cap on `streams`, as the error names it.
-    cap: StreamCap,
-    /// Cancelled when the client is gone (a write failed) or the daemon shuts down.
-    pub(crate) closed: CancellationToken,
-    /// Cancelled when the credential is revoked (the HTTP token was rotated): its streams end
-    /// with `terminated` Forbidden. Never cancelled for a socket connection.
-    pub(crate) revoked: CancellationToken,
-}
-
-impl ConnectionState {
-    /// A socket connection's state.
-    fn socket(limits: &ServerLimits, shutdown: &CancellationToken) -> ConnectionState {
-        ConnectionState::with_cap(
-            StreamCap::PerConnection(limits.streams_per_connection),
-            shutdown,
-        )
-    }
-
-    /// The state of one HTTP bearer token (or of every request, with `--no-auth`).
-    pub(crate) fn http_token(daemon: &Daemon) -> Arc<ConnectionState> {
-        let cap = StreamCap::PerToken(daemon.inner.limits.streams_per_token);
-        Arc::new(ConnectionState::with_cap(cap, &daemon.inner.shutdown))
-    }
-
-    fn with_cap(cap: StreamCap, shutdown: &CancellationToken) -> ConnectionState {
-        ConnectionState {
-            streams: AtomicUsize::new(0),
-            cap,
-            closed: shutdown.child_token(),
-            revoked: CancellationToken::new(),
-        }
-    }
-
-    /// Open streams of this principal.
-    pub(crate) fn open_streams(&self) -> usize {
-        self.streams.load(Ordering::Acquire)
-    }
-}
-
-/// One open stream's place under the caps; released on drop, however the stream ends.
-pub(crate) struct StreamSlot {
-    daemon: Arc<Inner>,
-    conn: Arc<ConnectionState>,
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        self.conn.streams.fetch_sub(1, Ordering::AcqRel);
-        self.daemon.streams.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Keeps `connections` true however `serve_connection` returns.
-struct ConnectionCount(Arc<Inner>);
-
-impl Drop for ConnectionCount {
-    fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// How long a closing connection may take to flush what rmcp already wrote.
@@ -341,37 +279,13 @@ impl Daemon {
         &self.inner.settings_path
     }
 
-    /// Take a place for one more stream, or ResourceExhausted naming the cap. Checked before
-    /// anything is provisioned for the stream.
+    /// Take a place for one more stream of `conn`, or ResourceExhausted naming the cap.
+    /// Checked before anything is provisioned for the stream.
     pub(crate) fn acquire_stream(
         &self,
         conn: &Arc<ConnectionState>,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
-        if conn.revoked.is_cancelled() {
-            return Err(token_rotated());
-        }
-        let per = match conn.cap {
-            StreamCap::PerConnection(n) | StreamCap::PerToken(n) | StreamCap::Total(n) => n,
-        };
-        let total = self.inner.limits.streams_total;
-        let take = |counter: &AtomicUsize, max: usize| {
-            counter
-                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                    (n < max).then_some(n + 1)
-                })
-                .is_ok()
-        };
-        if !take(&conn.streams, per) {
-            return Err(streams_exhausted(conn.cap));
-        }
-        if !take(&self.inner.streams, total) {
-            conn.streams.fetch_sub(1, Ordering::AcqRel);
-            return Err(streams_exhausted(StreamCap::Total(total)));
-        }
-        Ok(StreamSlot {
-            daemon: self.inner.clone(),
-            conn: conn.clone(),
-        })
+        conn.acquire(&self.inner)
     }
 
     /// The HTTP endpoint's token state, if an endpoint serves.
