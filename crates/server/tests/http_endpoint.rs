@@ -321,3 +321,46 @@ async fn a_non_loopback_address_is_refused() {
     .unwrap();
     assert!(err.to_string().contains("only a loopback address"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_process_wide_cap_is_shared_by_the_socket_and_http() {
+    let s = Server::start(|l| l.streams_total = 2).await;
+    // One stream on a socket connection…
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let daemon = s.daemon.clone();
+    tokio::spawn(async move { daemon.serve_connection(theirs).await });
+    let (read, mut write) = tokio::io::split(ours);
+    let mut params = sub("mail.received");
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}});
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "events/stream", "params": params});
+    write
+        .write_all(format!("{request}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(read).lines();
+    within(async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("notifications/events/active") {
+                return;
+            }
+        }
+        panic!("the socket stream closed before `active`");
+    })
+    .await;
+    // …one over HTTP…
+    let mut open = s
+        .request(2, "events/stream", sub("messages.received"))
+        .send()
+        .await;
+    open.next_method("notifications/events/active").await;
+    // …and the next, on either side, meets the process-wide cap.
+    let refused = s
+        .request(3, "events/stream", sub("mail.received"))
+        .send()
+        .await;
+    let body = refused.json().await;
+    assert_eq!(error_code(&body), -32025, "{body}");
+    assert_eq!(body["error"]["data"], json!({"limit": "streams", "max": 2}));
+    assert_eq!(s.daemon.status().streams, 2);
+}
