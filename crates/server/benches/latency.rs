@@ -25,12 +25,18 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
     let dir = tempfile::tempdir().expect("tempdir");
+    // The demo's data dir holds the socket, so it must be private (0700).
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .expect("chmod");
     let socket = dir.path().join("tidings.sock");
     let mut daemon = Command::new(env!("CARGO_BIN_EXE_tidings"))
         .args(["serve", "--demo", "--simulate", "off", "--data-dir"])
         .arg(dir.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .expect("start the daemon");
     let stream = connect(&socket);
