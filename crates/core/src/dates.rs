@@ -40,12 +40,21 @@ pub fn to_apple_nanos(t: OffsetDateTime) -> i64 {
     i64::try_from(nanos).unwrap_or(if nanos < 0 { i64::MIN } else { i64::MAX })
 }
 
-/// RFC 3339 in UTC with a `Z`, whole seconds unless the value has a fraction.
+/// RFC 3339 in UTC with a `Z`: whole seconds, or milliseconds when the value has a fraction.
+/// Messages stores nanoseconds; more than three fraction digits trips some clients' parsers
+/// (Python's `fromisoformat` before 3.11 takes 3 or 6), and no one needs them.
 pub fn iso8601(t: OffsetDateTime) -> String {
     let utc = t.to_offset(time::UtcOffset::UTC);
+    let millis = utc.millisecond();
+    let whole = utc.replace_nanosecond(0).unwrap_or(utc);
     // Formatting a valid UTC date cannot fail; the fallback keeps this total anyway.
-    utc.format(&Rfc3339)
-        .unwrap_or_else(|_| utc.unix_timestamp().to_string())
+    let base = whole
+        .format(&Rfc3339)
+        .unwrap_or_else(|_| utc.unix_timestamp().to_string());
+    match base.strip_suffix('Z') {
+        Some(stem) if millis != 0 => format!("{stem}.{millis:03}Z"),
+        _ => base,
+    }
 }
 
 #[cfg(test)]
@@ -68,5 +77,13 @@ mod tests {
         assert_eq!(legacy, t);
         assert_eq!(to_apple_nanos(t), 738_936_000_000_000_000);
         assert_eq!(from_apple(Some(0)), None);
+    }
+
+    #[test]
+    fn fractions_are_cut_to_milliseconds() {
+        let t = from_apple(Some(738_936_000_123_456_789)).unwrap();
+        assert_eq!(iso8601(t), "2024-06-01T12:00:00.123Z");
+        let t = from_apple(Some(738_936_000_000_456_789)).unwrap();
+        assert_eq!(iso8601(t), "2024-06-01T12:00:00Z");
     }
 }
