@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use tidings_core::EventType;
+use tidings_core::{EventType, Occurrence};
 use tidings_fixtures::{Expect, MailProfile, Manifest, MessagesProfile};
 
 fn delivered(expects: &[Expect]) -> Vec<i64> {
@@ -17,6 +17,16 @@ fn why<'a>(expects: &'a [Expect], what: &str) -> &'a Expect {
         .iter()
         .find(|e| e.why == what)
         .unwrap_or_else(|| panic!("no {what} row in the variety"))
+}
+
+/// The event delivered for the manifest's row marked `what`.
+fn event_for(events: &[Occurrence], expects: &[Expect], what: &str) -> Occurrence {
+    let rowid = why(expects, what).rowid;
+    events
+        .iter()
+        .find(|e| rowid_of(e) == rowid)
+        .unwrap()
+        .clone()
 }
 
 #[test]
@@ -66,14 +76,7 @@ fn mail_payloads_carry_the_envelope_and_nothing_else() {
     let (w, v) = World::variety(MailProfile::V10Macos26, MessagesProfile::Tahoe, limits());
     let sub = everything(EventType::MailReceived);
     let (events, _, _) = w.drain(&sub, w.cursor_at(EventType::MailReceived, 0), 1000);
-    let by_row = |what: &str| {
-        let rowid = why(&v.manifest.mail, what).rowid;
-        events
-            .iter()
-            .find(|e| rowid_of(e) == rowid)
-            .unwrap()
-            .clone()
-    };
+    let by_row = |what: &str| event_for(&events, &v.manifest.mail, what);
     let plain = by_row("plain");
     let keys: Vec<&String> = plain.data.as_object().unwrap().keys().collect();
     assert_eq!(
@@ -147,14 +150,7 @@ fn messages_payloads_carry_the_envelope_and_nothing_else() {
     let (w, v) = World::variety(MailProfile::V10Macos26, MessagesProfile::Tahoe, limits());
     let sub = everything(EventType::MessagesReceived);
     let (events, _, _) = w.drain(&sub, w.cursor_at(EventType::MessagesReceived, 0), 1000);
-    let by_row = |what: &str| {
-        let rowid = why(&v.manifest.messages, what).rowid;
-        events
-            .iter()
-            .find(|e| rowid_of(e) == rowid)
-            .unwrap()
-            .clone()
-    };
+    let by_row = |what: &str| event_for(&events, &v.manifest.messages, what);
     let plain = by_row("plain");
     assert_eq!(
         plain.data["from"],
