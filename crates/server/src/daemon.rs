@@ -13,7 +13,7 @@ pub(crate) use connection::{ConnectionState, StreamSlot};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -98,8 +98,9 @@ struct Inner {
     rejected_edits: AtomicUsize,
     shutdown: CancellationToken,
     settings_watcher: Mutex<Option<notify::RecommendedWatcher>>,
-    /// The HTTP endpoint's token state, once it serves; `tidings/token/rotate` reloads it.
-    http_auth: OnceLock<Arc<HttpAuth>>,
+    /// The token state of the HTTP endpoint serving now, if any; `tidings/token/rotate`
+    /// reloads it. Set and cleared as the endpoint starts and stops (`http::supervisor`).
+    http_auth: Mutex<Option<Arc<HttpAuth>>>,
 }
 
 /// What `tidings status` shows.
@@ -162,7 +163,7 @@ impl Daemon {
                 rejected_edits: AtomicUsize::new(0),
                 shutdown,
                 settings_watcher: Mutex::new(None),
-                http_auth: OnceLock::new(),
+                http_auth: Mutex::new(None),
             }),
         };
         let watcher = settings_watch::start(&daemon)?;
@@ -289,13 +290,27 @@ impl Daemon {
     }
 
     /// The HTTP endpoint's token state, if an endpoint serves.
-    pub(crate) fn http_auth(&self) -> Option<&Arc<HttpAuth>> {
-        self.inner.http_auth.get()
+    pub(crate) fn http_auth(&self) -> Option<Arc<HttpAuth>> {
+        lock(&self.inner.http_auth).clone()
     }
 
-    /// Record the endpoint's token state; one endpoint per daemon (a second is refused).
+    /// Record the endpoint's token state; one endpoint at a time (a second is refused).
     pub(crate) fn set_http_auth(&self, auth: Arc<HttpAuth>) -> bool {
-        self.inner.http_auth.set(auth).is_ok()
+        let mut slot = lock(&self.inner.http_auth);
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(auth);
+        true
+    }
+
+    /// Forget `auth` as the endpoint stops; a no-op if another endpoint has since taken its
+    /// place, so a late drop cannot unregister its successor.
+    pub(crate) fn clear_http_auth(&self, auth: &Arc<HttpAuth>) {
+        let mut slot = lock(&self.inner.http_auth);
+        if slot.as_ref().is_some_and(|a| Arc::ptr_eq(a, auth)) {
+            *slot = None;
+        }
     }
 
     /// A settings file edit was malformed and ignored.

@@ -16,7 +16,8 @@ pub(crate) struct ConnectionState {
     streams: AtomicUsize,
     /// The cap on `streams`, as the error names it.
     cap: StreamCap,
-    /// Cancelled when the client is gone (a write failed) or the daemon shuts down.
+    /// Cancelled when the client is gone (a write failed), its HTTP endpoint stops, or the
+    /// daemon shuts down.
     pub(crate) closed: CancellationToken,
     /// Cancelled when the credential is revoked (the HTTP token was rotated): its streams end
     /// with `terminated` Forbidden. Never cancelled for a socket connection.
@@ -32,17 +33,19 @@ impl ConnectionState {
         )
     }
 
-    /// The state of one HTTP bearer token (or of every request, with `--no-auth`).
-    pub(crate) fn http_token(daemon: &Daemon) -> Arc<ConnectionState> {
+    /// The state of one HTTP bearer token (or of every request, with `--no-auth`). `stop` is
+    /// the endpoint's own token (a child of the daemon's shutdown), so stopping the endpoint
+    /// ends its streams.
+    pub(crate) fn http_token(daemon: &Daemon, stop: &CancellationToken) -> Arc<ConnectionState> {
         let cap = StreamCap::PerToken(daemon.inner.limits.streams_per_token);
-        Arc::new(ConnectionState::with_cap(cap, &daemon.inner.shutdown))
+        Arc::new(ConnectionState::with_cap(cap, stop))
     }
 
-    fn with_cap(cap: StreamCap, shutdown: &CancellationToken) -> ConnectionState {
+    fn with_cap(cap: StreamCap, parent: &CancellationToken) -> ConnectionState {
         ConnectionState {
             streams: AtomicUsize::new(0),
             cap,
-            closed: shutdown.child_token(),
+            closed: parent.child_token(),
             revoked: CancellationToken::new(),
         }
     }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 use tidings_platform::Keychain;
+use tokio_util::sync::CancellationToken;
 
 use super::token::{self, Token, TokenError};
 use crate::daemon::{ConnectionState, Daemon};
@@ -31,6 +32,8 @@ pub struct HttpAuth {
     keychain: Option<Arc<dyn Keychain>>,
     current: Mutex<Current>,
     daemon: Daemon,
+    /// The endpoint's own stop token: every principal's `closed` is a child of it.
+    stop: CancellationToken,
 }
 
 struct Current {
@@ -50,8 +53,12 @@ pub enum AuthFailure {
 
 impl HttpAuth {
     /// The token state for `mode`; with a keychain, the token is read (or made, on first
-    /// enable). Blocks on the keychain.
-    pub(crate) fn start(daemon: &Daemon, mode: AuthMode) -> Result<HttpAuth, TokenError> {
+    /// enable). `stop` is the endpoint's stop token. Blocks on the keychain.
+    pub(crate) fn start(
+        daemon: &Daemon,
+        mode: AuthMode,
+        stop: CancellationToken,
+    ) -> Result<HttpAuth, TokenError> {
         let (keychain, token) = match mode {
             AuthMode::NoAuth => (None, None),
             AuthMode::Token(keychain) => {
@@ -63,9 +70,10 @@ impl HttpAuth {
             keychain,
             current: Mutex::new(Current {
                 token,
-                principal: ConnectionState::http_token(daemon),
+                principal: ConnectionState::http_token(daemon, &stop),
             }),
             daemon: daemon.clone(),
+            stop,
         })
     }
 
@@ -124,13 +132,13 @@ impl HttpAuth {
     /// End the old principal's streams and start a fresh one.
     fn revoke(&self, current: &mut MutexGuard<'_, Current>) {
         current.principal.revoked.cancel();
-        current.principal = ConnectionState::http_token(&self.daemon);
+        current.principal = ConnectionState::http_token(&self.daemon, &self.stop);
     }
 }
 
 /// `tidings/token/rotate` on the socket: reload the token, or say why not.
 pub(crate) async fn reload(daemon: &Daemon) -> Result<Value, ErrorData> {
-    let Some(auth) = daemon.http_auth().cloned() else {
+    let Some(auth) = daemon.http_auth() else {
         return Ok(json!({"rotated": false, "reason": "http_off"}));
     };
     tokio::task::spawn_blocking(move || auth.reload_blocking())

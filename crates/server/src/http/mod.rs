@@ -11,6 +11,9 @@
 //! limit set to ours as a second line. A client that drops the response cancels the request
 //! (rmcp's `CancelOnDisconnect`), which ends its stream and frees its place under the caps.
 //!
+//! Each endpoint has its own stop token, a child of the daemon's shutdown: cancelling it closes
+//! the port and ends the endpoint's streams without touching the socket.
+//!
 //! Files: [`guard`] (the checks before rmcp), [`auth`] (the token in force, per-token state,
 //! rotation), [`token`] (generation and the keychain). Decisions: docs/http.md.
 
@@ -25,6 +28,7 @@ use std::sync::Arc;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
 use crate::daemon::{ConnectionState, Daemon};
 use crate::events::EventsHandler;
@@ -95,6 +99,23 @@ pub struct HttpEndpoint {
     addr: SocketAddr,
     auth: Arc<HttpAuth>,
     daemon: Daemon,
+    /// Stops this endpoint only; a child of the daemon's shutdown.
+    stop: CancellationToken,
+    /// Unregisters the token state from the daemon when the endpoint goes away.
+    _registered: Registered,
+}
+
+/// The endpoint's token state as registered with the daemon; dropping it (when `serve` ends,
+/// or an endpoint is dropped unserved) clears the registration so a successor may start.
+struct Registered {
+    daemon: Daemon,
+    auth: Arc<HttpAuth>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.daemon.clear_http_auth(&self.auth);
+    }
 }
 
 impl HttpEndpoint {
@@ -107,12 +128,15 @@ impl HttpEndpoint {
             });
         }
         let starter = daemon.clone();
-        let auth = tokio::task::spawn_blocking(move || HttpAuth::start(&starter, options.auth))
-            .await
-            .map_err(|e| HttpError::Token {
-                source: TokenError::Random(format!("keychain task failed: {e}")),
-            })?
-            .map_err(|source| HttpError::Token { source })?;
+        let stop = daemon.shutdown_token().child_token();
+        let auth_stop = stop.clone();
+        let auth =
+            tokio::task::spawn_blocking(move || HttpAuth::start(&starter, options.auth, auth_stop))
+                .await
+                .map_err(|e| HttpError::Token {
+                    source: TokenError::Random(format!("keychain task failed: {e}")),
+                })?
+                .map_err(|source| HttpError::Token { source })?;
         let auth = Arc::new(auth);
         let listener =
             TcpListener::bind(options.listen)
@@ -131,8 +155,13 @@ impl HttpEndpoint {
         Ok(HttpEndpoint {
             listener,
             addr,
-            auth,
+            auth: auth.clone(),
             daemon: daemon.clone(),
+            stop,
+            _registered: Registered {
+                daemon: daemon.clone(),
+                auth,
+            },
         })
     }
 
@@ -151,7 +180,14 @@ impl HttpEndpoint {
         &self.auth
     }
 
-    /// Serve until the daemon shuts down.
+    /// Cancelling this token stops this endpoint alone: the port closes and every stream it
+    /// serves ends (each response is closed). The daemon's shutdown cancels it too.
+    pub fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+
+    /// Serve until [`stop_token`](HttpEndpoint::stop_token) is cancelled or the daemon shuts
+    /// down; returns once every connection has closed.
     pub async fn serve(self) {
         let port = self.addr.port();
         let mut hosts = vec![
@@ -164,7 +200,7 @@ impl HttpEndpoint {
             hosts.push(bound);
         }
         let limits = self.daemon.limits().clone();
-        let shutdown = self.daemon.shutdown_token().clone();
+        let stop = self.stop.clone();
         let config = StreamableHttpServerConfig::default()
             .with_sse_keep_alive(None)
             .with_sse_retry(None)
@@ -173,7 +209,7 @@ impl HttpEndpoint {
             .with_stateless_protocol_metadata_required(true)
             .with_allowed_hosts(hosts.clone())
             .with_max_request_body_bytes(limits.max_http_body_bytes)
-            .with_cancellation_token(shutdown.child_token());
+            .with_cancellation_token(stop.child_token());
         let daemon = self.daemon.clone();
         let service = StreamableHttpService::new(
             move || Ok(EventsHandler::for_http(daemon.clone())),
@@ -189,12 +225,14 @@ impl HttpEndpoint {
         let app = axum::Router::new()
             .route_service(PATH, service)
             .layer(axum::middleware::from_fn_with_state(guard, guard::check));
-        tracing::info!(url = %self.url(), no_auth = self.auth.is_no_auth(), "HTTP endpoint serving");
+        let url = self.url();
+        tracing::info!(%url, no_auth = self.auth.is_no_auth(), "HTTP endpoint serving");
         let served = axum::serve(self.listener, app)
-            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .with_graceful_shutdown(stop.cancelled_owned())
             .await;
-        if let Err(error) = served {
-            tracing::warn!(%error, "HTTP endpoint stopped");
+        match served {
+            Ok(()) => tracing::info!(%url, "HTTP endpoint stopped"),
+            Err(error) => tracing::warn!(%error, "HTTP endpoint stopped"),
         }
     }
 }
