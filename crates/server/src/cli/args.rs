@@ -64,7 +64,9 @@ example.com/org/net domains and +1 202 555 01xx, and appends a new mail and mess
 
 With --http ADDR (or [http] enabled = true in settings.toml), also serves MCP over Streamable
 HTTP at http://ADDR/mcp, loopback only, with a bearer token from the OS keychain (see
-`tidings token show`). Only --demo may add --no-auth.
+`tidings token show`). [http] applies live: turning it on or off or changing listen starts,
+stops or moves the endpoint. --http holds it on at ADDR for the whole run, whatever the
+settings say. Only --demo may add --no-auth.
 
 Examples:
   tidings serve --demo
@@ -104,8 +106,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS|off", default_value = "2", value_parser = parse_simulate)]
     pub simulate: Simulate,
 
-    /// Also serve Streamable HTTP on this loopback address and port, e.g. 127.0.0.1:3917
-    /// [default: [http] in settings.toml, which is off].
+    /// Also serve Streamable HTTP on this loopback address and port, e.g. 127.0.0.1:3917, for
+    /// the whole run [default: [http] in settings.toml, live, which is off].
     #[arg(long, value_name = "ADDR")]
     pub http: Option<SocketAddr>,
 

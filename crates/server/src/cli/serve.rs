@@ -1,8 +1,9 @@
 //! `tidings serve`: the headless daemon, on real stores or (with `--demo`) on fixture stores
-//! with a simulator, until Ctrl-C or SIGTERM; with `--http` (or `[http] enabled`) also on the
-//! loopback Streamable HTTP endpoint.
+//! with a simulator, until Ctrl-C or SIGTERM; with `--http` (for the whole run) or
+//! `[http] enabled` (live, as settings change) also on the loopback Streamable HTTP endpoint.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -10,8 +11,9 @@ use serde_json::json;
 use tidings_core::{Limits, StorePaths};
 use tidings_server::daemon::{Daemon, DaemonConfig};
 use tidings_server::demo::{Demo, DemoHome, Layout};
+use tidings_server::http::HttpError;
 use tidings_server::http::auth::AuthMode;
-use tidings_server::http::{HttpEndpoint, HttpOptions};
+use tidings_server::http::supervisor::{AuthSource, HttpState, HttpSupervisor};
 use tidings_server::limits::ServerLimits;
 use tidings_server::socket::SocketListener;
 
@@ -57,8 +59,8 @@ async fn run_real(
     let daemon = Daemon::start(config)?;
     let http = start_http(&args, &daemon).await?;
     eprintln!("tidings: serving on {}", listener.path().display());
-    if let Some(http) = &http {
-        eprintln!("tidings: {}", http_how_to(http));
+    if let Some(how_to) = http_how_to(&http.state()) {
+        eprintln!("tidings: {how_to}");
     }
     serve_until_signal(&listener, &daemon, stop, http).await;
     Ok(exit_code::SUCCESS)
@@ -93,8 +95,8 @@ async fn run_demo(
     let daemon = Daemon::start(config)?;
     let http = start_http(&args, &daemon).await?;
     let mut how_to = how_to_connect(&home, layout, listener.path(), args.simulate.0);
-    if let Some(http) = &http {
-        how_to.push_str(&format!("\n{}", http_how_to(http)));
+    if let Some(http) = http_how_to(&http.state()) {
+        how_to.push_str(&format!("\n{http}"));
     }
     println!("{how_to}");
     serve_until_signal(&listener, &daemon, stop, http).await;
@@ -105,52 +107,39 @@ async fn run_demo(
     Ok(exit_code::SUCCESS)
 }
 
-/// How long the HTTP endpoint may take to close its connections at shutdown.
-const HTTP_GRACE: Duration = Duration::from_secs(5);
-
 /// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down (which ends the HTTP
 /// endpoint too). The caller drops the listener afterwards, which removes the socket.
 async fn serve_until_signal(
     listener: &SocketListener,
     daemon: &Daemon,
     stop: impl Future<Output = ()>,
-    http: Option<HttpEndpoint>,
+    http: HttpSupervisor,
 ) {
-    let http = http.map(|http| tokio::spawn(http.serve()));
     listener.serve(daemon, stop).await;
     tracing::info!("shutting down");
     daemon.shutdown();
-    if let Some(http) = http
-        && tokio::time::timeout(HTTP_GRACE, http).await.is_err()
-    {
-        tracing::warn!("the HTTP endpoint did not close in time");
-    }
+    http.stopped().await;
 }
 
-/// Start the HTTP endpoint if `--http` or `[http] enabled` asks for it. A failure (a
-/// non-loopback address, no keychain, a taken port) stops `serve`: the user asked for it.
-async fn start_http(args: &ServeArgs, daemon: &Daemon) -> anyhow::Result<Option<HttpEndpoint>> {
-    let settings = daemon.settings().http;
-    let listen = match args.http {
-        Some(addr) => addr,
-        None if settings.enabled => settings.listen,
-        None => return Ok(None),
-    };
-    // Before the keychain: a bad address is the first thing to hear about.
-    if !listen.ip().is_loopback() {
-        return Err(tidings_server::http::HttpError::NotLoopback { addr: listen }.into());
-    }
-    let auth = if args.no_auth {
+/// Start the HTTP supervisor: `--http ADDR` forces the endpoint on for the whole run, and a
+/// failure to start it (a non-loopback address, no keychain, a taken port) stops `serve`, as
+/// the user asked for it on the command line. Otherwise `[http]` in settings decides, live; a
+/// failure there is logged and retried on the next settings change.
+async fn start_http(args: &ServeArgs, daemon: &Daemon) -> anyhow::Result<HttpSupervisor> {
+    let auth: AuthSource = if args.no_auth {
+        // `--no-auth` requires `--http`, so the endpoint is forced on and this prints once.
         eprintln!("{NO_AUTH_WARNING}");
-        AuthMode::NoAuth
+        Arc::new(|| Ok(AuthMode::NoAuth))
     } else {
-        let keychain =
-            tidings_platform::KeyringKeychain::system(tidings_platform::keychain::SERVICE)
-                .map_err(|e| tidings_server::http::HttpError::Token { source: e.into() })?;
-        AuthMode::Token(std::sync::Arc::new(keychain))
+        // The system keychain is looked up at each start, so one that appears later is used.
+        Arc::new(|| {
+            let keychain =
+                tidings_platform::KeyringKeychain::system(tidings_platform::keychain::SERVICE)
+                    .map_err(|e| HttpError::Token { source: e.into() })?;
+            Ok(AuthMode::Token(Arc::new(keychain)))
+        })
     };
-    let endpoint = HttpEndpoint::bind(daemon, HttpOptions { listen, auth }).await?;
-    Ok(Some(endpoint))
+    Ok(HttpSupervisor::start(daemon, args.http, auth).await?)
 }
 
 const NO_AUTH_WARNING: &str = "\
@@ -161,16 +150,15 @@ WARNING: This is for conformance tools that cannot send headers; the demo's
 WARNING: stores are fake. Never use it with real mail or messages.
 WARNING: ------------------------------------------------------------------------";
 
-/// The endpoint's URL and how to authenticate.
-fn http_how_to(http: &HttpEndpoint) -> String {
-    if http.auth().is_no_auth() {
-        format!("HTTP (no auth): {}", http.url())
-    } else {
-        format!(
-            "HTTP: {} (send Authorization: Bearer <token>; print the token with `tidings token show`)",
-            http.url()
-        )
-    }
+/// The endpoint's URL and how to authenticate, if it serves.
+fn http_how_to(state: &HttpState) -> Option<String> {
+    let url = state.url()?;
+    Some(match state {
+        HttpState::Serving { no_auth: true, .. } => format!("HTTP (no auth): {url}"),
+        _ => format!(
+            "HTTP: {url} (send Authorization: Bearer <token>; print the token with `tidings token show`)"
+        ),
+    })
 }
 
 /// The `tidings-mcp` beside this binary, if it is there; else the bare name (on PATH).

@@ -15,10 +15,12 @@
 //! the port and ends the endpoint's streams without touching the socket.
 //!
 //! Files: [`guard`] (the checks before rmcp), [`auth`] (the token in force, per-token state,
-//! rotation), [`token`] (generation and the keychain). Decisions: docs/http.md.
+//! rotation), [`token`] (generation and the keychain), [`supervisor`] (starts, stops and moves
+//! the endpoint as `[http]` settings change). Decisions: docs/http.md.
 
 pub mod auth;
 pub mod guard;
+pub mod supervisor;
 pub mod token;
 
 use std::io;

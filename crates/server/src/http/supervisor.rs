@@ -1,0 +1,246 @@
+//! Keeps the HTTP endpoint in step with `[http] enabled` and `listen`: one task owns the
+//! endpoint serving now and, on each settings change, starts it, stops it or moves it, as a
+//! user flipping "HTTP endpoint" in the menu expects.
+//!
+//! - `--http ADDR` forces the endpoint on at ADDR for the whole run: settings are not watched,
+//!   and a failure to start is returned to `serve`, which stops (the user asked for it).
+//! - Otherwise the settings decide, at start and live. A start that fails (a non-loopback
+//!   address, no keychain, a taken port) is logged on one line and retried on the next
+//!   settings change; the daemon and its socket keep serving.
+//! - Stopping cancels the endpoint's own stop token: the port closes at once, every stream it
+//!   serves ends (its response closes), and after [`STOP_GRACE`] any connection still open is
+//!   dropped. A new `listen` is bound only once the old endpoint is gone.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tidings_core::Settings;
+use tidings_core::settings::HttpSettings;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::auth::AuthMode;
+use super::token::TokenError;
+use super::{HttpEndpoint, HttpError, HttpOptions, PATH};
+use crate::daemon::Daemon;
+
+/// How long a stopping endpoint may take to close its connections before they are dropped.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Makes the auth for each start. Asked anew every time, so a keychain that was missing at
+/// one attempt is found at the next. May block (the system keychain talks to D-Bus).
+pub type AuthSource = Arc<dyn Fn() -> Result<AuthMode, HttpError> + Send + Sync>;
+
+/// What the endpoint is doing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpState {
+    /// Not serving: off in settings, or the daemon has shut down.
+    Off,
+    /// Serving on `addr` (the bound address, so a port 0 in settings is resolved).
+    Serving {
+        /// The bound address.
+        addr: SocketAddr,
+        /// Whether requests need no token (`--demo --no-auth`).
+        no_auth: bool,
+    },
+    /// Settings ask for the endpoint on `listen`, but it could not start; the next settings
+    /// change retries.
+    Failed {
+        /// The address asked for.
+        listen: SocketAddr,
+        /// Why, as logged (it names no secret).
+        error: String,
+    },
+}
+
+impl HttpState {
+    /// `http://ADDR/mcp` while serving.
+    pub fn url(&self) -> Option<String> {
+        match self {
+            HttpState::Serving { addr, .. } => Some(format!("http://{addr}{PATH}")),
+            _ => None,
+        }
+    }
+}
+
+/// The handle on the supervising task.
+pub struct HttpSupervisor {
+    state: watch::Receiver<HttpState>,
+    task: JoinHandle<()>,
+}
+
+impl HttpSupervisor {
+    /// Start the endpoint if `forced` (`--http`) or the settings ask for it, then follow the
+    /// settings until the daemon shuts down. Errs only when a forced endpoint cannot start.
+    pub async fn start(
+        daemon: &Daemon,
+        forced: Option<SocketAddr>,
+        auth: AuthSource,
+    ) -> Result<HttpSupervisor, HttpError> {
+        let (state, state_rx) = watch::channel(HttpState::Off);
+        let mut supervisor = Supervisor {
+            daemon: daemon.clone(),
+            auth,
+            state,
+            running: None,
+        };
+        let settings = match forced {
+            Some(listen) => {
+                let endpoint = supervisor.bind(listen).await?;
+                supervisor.run(listen, endpoint);
+                None
+            }
+            None => {
+                // Subscribed before the first look, so no change between the two is missed.
+                let mut settings = daemon.settings_receiver();
+                let http = settings.borrow_and_update().http.clone();
+                supervisor.reconcile(&http).await;
+                Some(settings)
+            }
+        };
+        let task = tokio::spawn(supervisor.supervise(settings));
+        Ok(HttpSupervisor {
+            state: state_rx,
+            task,
+        })
+    }
+
+    /// What the endpoint is doing now.
+    pub fn state(&self) -> HttpState {
+        self.state.borrow().clone()
+    }
+
+    /// Watch the state (tests wait on it rather than sleeping).
+    pub fn subscribe(&self) -> watch::Receiver<HttpState> {
+        self.state.clone()
+    }
+
+    /// After `Daemon::shutdown`: wait until the endpoint has closed (its connections get
+    /// [`STOP_GRACE`], then are dropped).
+    pub async fn stopped(self) {
+        if let Err(e) = self.task.await {
+            tracing::warn!(error = %e, "the HTTP supervisor failed");
+        }
+    }
+}
+
+/// The endpoint serving now.
+struct Running {
+    /// The address settings asked for (not the bound one: port 0 stays 0), so an unrelated
+    /// settings change does not move it.
+    listen: SocketAddr,
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+struct Supervisor {
+    daemon: Daemon,
+    auth: AuthSource,
+    state: watch::Sender<HttpState>,
+    running: Option<Running>,
+}
+
+impl Supervisor {
+    /// Follow `settings` (none when forced) until the daemon shuts down, then stop.
+    async fn supervise(mut self, mut settings: Option<watch::Receiver<Arc<Settings>>>) {
+        let shutdown = self.daemon.shutdown_token().clone();
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                http = next_http(&mut settings) => match http {
+                    Some(http) => self.reconcile(&http).await,
+                    None => break,
+                },
+            }
+        }
+        self.stop().await;
+    }
+
+    /// Make the endpoint match `http`: keep it, stop it, move it, or (re)try starting it.
+    async fn reconcile(&mut self, http: &HttpSettings) {
+        let wanted = http.enabled.then_some(http.listen);
+        if let Some(running) = &self.running {
+            if Some(running.listen) == wanted {
+                return;
+            }
+            self.stop().await;
+        }
+        let Some(listen) = wanted else {
+            self.state.send_replace(HttpState::Off);
+            return;
+        };
+        match self.bind(listen).await {
+            Ok(endpoint) => self.run(listen, endpoint),
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    "the HTTP endpoint did not start; the socket still serves, and the next \
+                     settings change retries"
+                );
+                self.state.send_replace(HttpState::Failed {
+                    listen,
+                    error: error.to_string(),
+                });
+            }
+        }
+    }
+
+    /// Bind an endpoint on `listen`: the address is checked before the keychain is asked.
+    async fn bind(&self, listen: SocketAddr) -> Result<HttpEndpoint, HttpError> {
+        if !listen.ip().is_loopback() {
+            return Err(HttpError::NotLoopback { addr: listen });
+        }
+        let source = self.auth.clone();
+        let auth = tokio::task::spawn_blocking(move || source())
+            .await
+            .map_err(|e| HttpError::Token {
+                source: TokenError::Random(format!("keychain task failed: {e}")),
+            })??;
+        HttpEndpoint::bind(&self.daemon, HttpOptions { listen, auth }).await
+    }
+
+    /// Serve `endpoint` in its own task and record it.
+    fn run(&mut self, listen: SocketAddr, endpoint: HttpEndpoint) {
+        let serving = HttpState::Serving {
+            addr: endpoint.local_addr(),
+            no_auth: endpoint.auth().is_no_auth(),
+        };
+        let stop = endpoint.stop_token();
+        let task = tokio::spawn(endpoint.serve());
+        self.running = Some(Running { listen, stop, task });
+        self.state.send_replace(serving);
+    }
+
+    /// Stop the running endpoint, if any, and wait until it is gone.
+    async fn stop(&mut self) {
+        let Some(mut running) = self.running.take() else {
+            return;
+        };
+        running.stop.cancel();
+        if tokio::time::timeout(STOP_GRACE, &mut running.task)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "the HTTP endpoint did not close its connections in time; dropping them"
+            );
+            running.task.abort();
+            let _ = running.task.await;
+        }
+        self.state.send_replace(HttpState::Off);
+    }
+}
+
+/// The next `[http]` settings, or `None` when the channel is gone; never returns when there
+/// is nothing to follow (`--http`).
+async fn next_http(settings: &mut Option<watch::Receiver<Arc<Settings>>>) -> Option<HttpSettings> {
+    let Some(rx) = settings else {
+        return std::future::pending().await;
+    };
+    rx.changed().await.ok()?;
+    let http = rx.borrow_and_update().http.clone();
+    Some(http)
+}
