@@ -1,5 +1,6 @@
 //! `tidings serve --http` as a process: `--demo --no-auth` prints the URL and a loud warning,
-//! and without a keychain the endpoint refuses to start, naming what is missing.
+//! and without a keychain the endpoint refuses to start, naming what is missing. An endpoint
+//! asked for by settings that cannot start is logged, and the daemon serves on.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -116,6 +117,55 @@ fn a_non_loopback_address_fails_before_anything_serves() {
     assert!(!out.status.success(), "{stderr}");
     assert!(
         stderr.contains("refusing to serve HTTP on 0.0.0.0:3917"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_http_setting_at_start_is_logged_and_the_daemon_serves_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The socket lives here too, and its directory must be private.
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    // The demo keeps a settings file it finds; this one only asks for a non-loopback endpoint.
+    std::fs::write(
+        dir.join("settings.toml"),
+        "[http]\nenabled = true\nlisten = \"0.0.0.0:3917\"\n",
+    )
+    .unwrap();
+    let mut child = tidings()
+        .args(["serve", "--demo", "--simulate", "off", "--data-dir"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("Tidings demo is serving") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let serving = rx.recv_timeout(WAIT);
+    let still_running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let _ = child.wait();
+    assert!(serving.is_ok(), "the daemon did not start: {stderr}");
+    assert!(still_running, "{stderr}");
+    assert!(
+        stderr.contains("the HTTP endpoint did not start")
+            && stderr.contains("refusing to serve HTTP on 0.0.0.0:3917"),
         "{stderr}"
     );
 }

@@ -1,8 +1,10 @@
 //! Shared helpers for the HTTP endpoint tests: an in-process demo daemon (simulator on) with
 //! the endpoint on 127.0.0.1 and an ephemeral port, its token in a mock keychain, and a light
 //! HTTP/1.1 client (hyper's connection API) with an SSE reader. Every wait is capped by
-//! [`WAIT`].
+//! [`WAIT`]. [`live`] runs the endpoint under its settings supervisor instead.
 #![allow(dead_code)] // Each test binary uses a different subset.
+
+pub mod live;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -40,22 +42,7 @@ pub struct Server {
 impl Server {
     /// The demo stores, a simulator every 150 ms, 200 ms heartbeats, and `limits` on top.
     pub async fn start(tune: impl FnOnce(&mut ServerLimits)) -> Server {
-        let home = DemoHome::create(None).unwrap();
-        home.lay_out().unwrap();
-        let demo = Demo::start(&home, Some(Duration::from_millis(150))).unwrap();
-        let mut limits = ServerLimits {
-            heartbeat: Duration::from_millis(200),
-            ..ServerLimits::default()
-        };
-        tune(&mut limits);
-        let daemon = Daemon::start(DaemonConfig {
-            store_paths: home.store_paths(),
-            settings_path: home.settings_path(),
-            engine_limits: Limits::default(),
-            limits,
-            demo: None,
-        })
-        .unwrap();
+        let (daemon, demo, home) = demo_daemon(tune);
         let keychain = KeyringKeychain::mock(SERVICE);
         let endpoint = HttpEndpoint::bind(
             &daemon,
@@ -86,45 +73,74 @@ impl Server {
 
     /// A request with every header right; tests then change one thing.
     pub fn request(&self, id: u64, method: &str, params: Value) -> Call {
-        let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        });
-        let mut headers = vec![
-            ("host".to_owned(), format!("127.0.0.1:{}", self.addr.port())),
-            ("content-type".to_owned(), "application/json".to_owned()),
-            (
-                "accept".to_owned(),
-                "application/json, text/event-stream".to_owned(),
-            ),
-            ("mcp-protocol-version".to_owned(), "2026-07-28".to_owned()),
-            ("mcp-method".to_owned(), method.to_owned()),
-            (
-                "authorization".to_owned(),
-                format!("Bearer {}", self.token()),
-            ),
-        ];
-        if let Some(name) = params.get("name").and_then(Value::as_str) {
-            headers.push(("mcp-name".to_owned(), name.to_owned()));
-        }
-        Call {
-            addr: self.addr,
-            headers,
-            body: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-                .to_string()
-                .into_bytes(),
-        }
+        request(self.addr, &self.token(), id, method, params)
     }
 
     /// Open streams daemon-wide, waiting (capped) until it equals `n`.
     pub async fn wait_streams(&self, n: usize) {
-        within(async {
-            while self.daemon.status().streams != n {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-        .await;
+        wait_streams(&self.daemon, n).await;
+    }
+}
+
+/// A demo daemon (no HTTP endpoint yet): the demo stores, a simulator every 150 ms, 200 ms
+/// heartbeats, and `limits` on top.
+pub fn demo_daemon(tune: impl FnOnce(&mut ServerLimits)) -> (Daemon, Demo, DemoHome) {
+    let home = DemoHome::create(None).unwrap();
+    home.lay_out().unwrap();
+    let demo = Demo::start(&home, Some(Duration::from_millis(150))).unwrap();
+    let mut limits = ServerLimits {
+        heartbeat: Duration::from_millis(200),
+        ..ServerLimits::default()
+    };
+    tune(&mut limits);
+    let daemon = Daemon::start(DaemonConfig {
+        store_paths: home.store_paths(),
+        settings_path: home.settings_path(),
+        engine_limits: Limits::default(),
+        limits,
+        demo: None,
+    })
+    .unwrap();
+    (daemon, demo, home)
+}
+
+/// Open streams daemon-wide, waiting (capped) until it equals `n`.
+pub async fn wait_streams(daemon: &Daemon, n: usize) {
+    within(async {
+        while daemon.status().streams != n {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
+/// A request to the endpoint on `addr` with every header right, bearing `token`.
+pub fn request(addr: SocketAddr, token: &str, id: u64, method: &str, params: Value) -> Call {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut headers = vec![
+        ("host".to_owned(), format!("127.0.0.1:{}", addr.port())),
+        ("content-type".to_owned(), "application/json".to_owned()),
+        (
+            "accept".to_owned(),
+            "application/json, text/event-stream".to_owned(),
+        ),
+        ("mcp-protocol-version".to_owned(), "2026-07-28".to_owned()),
+        ("mcp-method".to_owned(), method.to_owned()),
+        ("authorization".to_owned(), format!("Bearer {token}")),
+    ];
+    if let Some(name) = params.get("name").and_then(Value::as_str) {
+        headers.push(("mcp-name".to_owned(), name.to_owned()));
+    }
+    Call {
+        addr,
+        headers,
+        body: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+            .to_string()
+            .into_bytes(),
     }
 }
 
