@@ -24,15 +24,17 @@ pub struct Settings {
     pub http: HttpSettings,
 }
 
-/// The optional Streamable HTTP endpoint on the loopback interface. Read when the daemon
-/// starts; `allowed_origins` also applies live. See docs/http.md.
+/// The optional Streamable HTTP endpoint on the loopback interface. Every field applies live
+/// (the endpoint starts, stops or moves), unless `tidings serve --http ADDR` holds it on for
+/// the run. See docs/http.md.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpSettings {
     /// Serve `POST /mcp` on `listen`, with a bearer token from the OS keychain. Off until
     /// the user turns it on (`tidings serve --http ADDR` turns it on for one run).
     pub enabled: bool,
-    /// Where to listen: a loopback address and port. Anything else is refused at start.
+    /// Where to listen: a loopback address and port. Anything else is refused (the endpoint
+    /// then stays off, and the daemon says why).
     pub listen: SocketAddr,
     /// Browser origins (`scheme://host:port`) whose pages may call the endpoint. Empty: a
     /// request carrying any `Origin` header is refused, so no web page can reach it.
@@ -110,7 +112,7 @@ const HEADER: &str = "\
 #            senders that may ever reach an agent: addresses, phone numbers, domains (with
 #            subdomains), or prefixes ending in *. Empty: each client must name its senders.
 # [http] is the loopback Streamable HTTP endpoint (docs/http.md).
-#   enabled = true|false      off until you turn it on; read at start
+#   enabled = true|false      off until you turn it on
 #   listen = \"127.0.0.1:3917\" a loopback address and port
 #   allowed_origins = []      browser origins allowed to call it; empty refuses them all
 ";
