@@ -17,7 +17,8 @@ pub fn sanitize(input: &str, max_chars: usize) -> String {
     let mut truncated = false;
     for ch in input.chars() {
         let ch = match ch {
-            '\t' | '\n' | '\r' => ' ',
+            // Line and paragraph breaks of every kind fold to a space.
+            '\t' | '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}' => ' ',
             c if is_hidden(c) => continue,
             c => c,
         };
@@ -40,16 +41,30 @@ pub fn sanitize(input: &str, max_chars: usize) -> String {
     }
 }
 
-/// Characters that control a terminal or change how the surrounding text is displayed.
+/// Characters that control a terminal, or that are invisible yet change or carry text: the
+/// Unicode format characters (general category Cf), such as bidi overrides and the tag
+/// characters U+E0000–E007F, which can smuggle ASCII past a reader ("ASCII smuggling"). The
+/// zero-width joiner and non-joiner stay: emoji sequences and several scripts need them.
 fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(c,
-            '\u{200B}'..='\u{200F}'   // zero-width space/joiners, LRM, RLM
-            | '\u{202A}'..='\u{202E}' // bidi embeddings and overrides
-            | '\u{2060}'..='\u{2064}' // word joiner, invisible operators
-            | '\u{2066}'..='\u{2069}' // bidi isolates
-            | '\u{FEFF}'              // BOM / zero-width no-break space
-            | '\u{FFF9}'..='\u{FFFB}' // interlinear annotation
+            '\u{00AD}'                  // soft hyphen
+            | '\u{0600}'..='\u{0605}'   // Arabic number signs
+            | '\u{061C}'                // Arabic letter mark
+            | '\u{06DD}' | '\u{070F}' | '\u{0890}' | '\u{0891}' | '\u{08E2}'
+            | '\u{180E}'                // Mongolian vowel separator
+            | '\u{200B}'                // zero-width space
+            | '\u{200E}' | '\u{200F}'   // LRM, RLM
+            | '\u{202A}'..='\u{202E}'   // bidi embeddings and overrides
+            | '\u{2060}'..='\u{2064}'   // word joiner, invisible operators
+            | '\u{2066}'..='\u{206F}'   // bidi isolates, deprecated format characters
+            | '\u{FEFF}'                // BOM / zero-width no-break space
+            | '\u{FFF9}'..='\u{FFFB}'   // interlinear annotation
+            | '\u{110BD}' | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}' // Egyptian hieroglyph format controls
+            | '\u{1BCA0}'..='\u{1BCA3}' // shorthand format controls
+            | '\u{1D173}'..='\u{1D17A}' // musical symbol format controls
+            | '\u{E0001}' | '\u{E0020}'..='\u{E007F}' // language tag, tag characters
         )
 }
 
@@ -61,7 +76,29 @@ mod tests {
     fn strips_controls_and_bidi_overrides() {
         assert_eq!(sanitize("Hi\u{1b}[31m there\u{7}", 100), "Hi[31m there");
         assert_eq!(sanitize("invoice\u{202E}fdp.exe", 100), "invoicefdp.exe");
-        assert_eq!(sanitize("a\u{0085}b\u{009b}c", 100), "abc");
+        assert_eq!(sanitize("a\u{009b}b\u{0090}c", 100), "abc");
+    }
+
+    #[test]
+    fn strips_tag_characters_and_other_invisible_format_characters() {
+        // "hi" followed by "IGNORE" spelled in tag characters: invisible, but a model reads it.
+        let smuggled: String = "hi"
+            .chars()
+            .chain(
+                "IGNORE"
+                    .chars()
+                    .map(|c| char::from_u32(0xE0000 + c as u32).unwrap()),
+            )
+            .collect();
+        assert_eq!(sanitize(&smuggled, 100), "hi");
+        assert_eq!(
+            sanitize("soft\u{00AD}hyphen\u{061C}\u{180E}", 100),
+            "softhyphen"
+        );
+        assert_eq!(
+            sanitize("family 👨\u{200D}👩\u{200D}👧", 100),
+            "family 👨\u{200D}👩\u{200D}👧"
+        );
     }
 
     #[test]
