@@ -262,8 +262,10 @@ fn start_on<S: Source>(
             bootstrap: false,
         });
     }
-    if let Some(age) = max_age_ms {
-        let floor = now - Duration::from_millis(age);
+    // A floor before the representable past (a huge `maxAgeMs`) skips nothing.
+    let floor = max_age_ms
+        .and_then(|age| now.checked_sub(time::Duration::milliseconds(age.try_into().ok()?)));
+    if let Some(floor) = floor {
         // Every row before the first one dated at or after the floor is skipped.
         let floor_pos = match s.seek(floor)? {
             Some(first) => first - 1,

@@ -371,3 +371,72 @@ pub fn one_to_one(db: &tidings_fixtures::MessagesFixture) -> (i64, i64) {
         )
         .unwrap()
 }
+
+#[test]
+fn a_max_age_beyond_the_representable_past_skips_nothing() {
+    let (w, _v) = mail_world(limits());
+    let s = settings(&["example.com"], &[]);
+    let from = w.cursor_at(EventType::MailReceived, 0);
+    for age in [u64::MAX, 1_000_000_000_000_000] {
+        let (sub, p) = subscribe(
+            &s,
+            json!({"name": "mail.received", "cursor": from.to_string(), "maxAgeMs": age}),
+        );
+        let start = w.engine.start(&sub, p.cursor, p.max_age_ms).unwrap();
+        assert!(!start.truncated, "maxAgeMs {age}");
+        assert_eq!(start.cursor, from);
+        assert!(!w.engine.poll(&sub, &p).unwrap().events.is_empty());
+    }
+}
+
+#[test]
+fn a_moved_message_is_not_new_mail() {
+    let (w, mut v) = mail_world(limits());
+    let s = settings(&["example.com"], &[]);
+    let inbox = mailbox_id(&v.mail, "INBOX");
+    let archive = mailbox_id(&v.mail, "Clients/Acme");
+    let (sub, p) = subscribe(&s, json!({"name": "mail.received"}));
+    let boot = w.engine.poll(&sub, &p).unwrap();
+    let first = v
+        .mail
+        .append(&NewMail::new(
+            Addr::bare("mover@example.com"),
+            "to be filed",
+            inbox,
+            Some(NOW_UNIX),
+        ))
+        .unwrap();
+    let (_, p) = subscribe(&s, json!({"name": "mail.received", "cursor": boot.cursor}));
+    let out = w.engine.poll(&sub, &p).unwrap();
+    assert_eq!(
+        out.events.iter().map(rowid_of).collect::<Vec<_>>(),
+        vec![first]
+    );
+    // What a move looks like in the index: a new row for the same message elsewhere, and the
+    // old row marked deleted.
+    let global: i64 = v
+        .mail
+        .connection()
+        .query_row(
+            "SELECT global_message_id FROM messages WHERE ROWID = ?1",
+            [first],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut moved = NewMail::new(
+        Addr::bare("mover@example.com"),
+        "to be filed",
+        archive,
+        Some(NOW_UNIX),
+    );
+    moved.global_message_id = Some(global);
+    v.mail.append(&moved).unwrap();
+    v.mail.set_deleted(first, true).unwrap();
+    let (_, p) = subscribe(&s, json!({"name": "mail.received", "cursor": out.cursor}));
+    let after = w.engine.poll(&sub, &p).unwrap();
+    assert!(
+        after.events.is_empty(),
+        "the moved copy came out again: {:?}",
+        after.events
+    );
+}

@@ -41,12 +41,14 @@ pub(crate) fn rows(
             ));
         }
     }
-    // One event per message: a later copy of an already seen message (same global id) is not
-    // new mail. The unary `+` keeps SQLite from answering this through `(deleted, ROWID)`,
-    // which walks every earlier row (quadratic over a drain) instead of the message's copies.
+    // One event per message: a later copy of a message already seen (same global id) is not
+    // new mail, even when the earlier copy is now deleted: that is what a move or a delete to
+    // Trash looks like (a new row elsewhere, the old one marked deleted). The unary `+` keeps
+    // SQLite from answering this through `(deleted, ROWID)`, which walks every earlier row
+    // (quadratic over a drain), instead of the message's copies.
     conditions.push(
         "NOT EXISTS (SELECT 1 FROM messages d WHERE d.global_message_id = m.global_message_id \
-         AND +d.ROWID < m.ROWID AND +d.deleted = 0)"
+         AND +d.ROWID < m.ROWID)"
             .to_owned(),
     );
     let mut wanted_mailboxes = Vec::new();
