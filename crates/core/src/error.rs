@@ -70,6 +70,30 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The message for a client: what is wrong and how to fix it, without the store's path,
+    /// which would tell an agent the user's account name (`/Users/<name>/…`).
+    pub fn public_message(&self) -> String {
+        match self {
+            StoreError::Missing { store, .. } => format!("{store} store not found"),
+            StoreError::PermissionDenied { store, .. } => format!(
+                "{store} store cannot be read (permission denied); on macOS grant Tidings Full \
+                 Disk Access in System Settings > Privacy & Security > Full Disk Access"
+            ),
+            StoreError::Locked {
+                store, waited_ms, ..
+            } => {
+                format!("{store} store is locked by another process (waited {waited_ms} ms)")
+            }
+            StoreError::Corrupt { store, .. } => {
+                format!("{store} store is corrupt or not a database")
+            }
+            StoreError::Schema { store, detail, .. } => {
+                format!("{store} store has an unsupported schema: {detail}")
+            }
+            StoreError::Sqlite { store, .. } => format!("{store} store could not be read"),
+        }
+    }
+
     /// A short machine-readable reason, used in `data.reason` of wire errors.
     pub fn reason(&self) -> &'static str {
         match self {

@@ -111,22 +111,26 @@ impl SubscriptionParams {
     }
 }
 
+/// A non-negative integer field. JSON has one number type, so `5.0` counts as 5; a value too
+/// large for 64 bits saturates (every caller caps it anyway).
 fn non_negative(obj: &Map<String, Value>, field: &str) -> Result<Option<u64>, RequestError> {
+    let wrong = |got: &dyn std::fmt::Display| {
+        RequestError::invalid(
+            field,
+            format!("{field} must be a non-negative integer, got {got}"),
+        )
+    };
     match obj.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => n.as_u64().map(Some).ok_or_else(|| {
-            RequestError::invalid(
-                field,
-                format!("{field} must be a non-negative integer, got {n}"),
-            )
-        }),
-        Some(other) => Err(RequestError::invalid(
-            field,
-            format!(
-                "{field} must be a non-negative integer, got {}",
-                kind(other)
-            ),
-        )),
+        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+            (Some(v), _) => Ok(Some(v)),
+            (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => {
+                // `as` saturates at u64::MAX for larger values, which is what we want.
+                Ok(Some(f as u64))
+            }
+            _ => Err(wrong(n)),
+        },
+        Some(other) => Err(wrong(&kind(other))),
     }
 }
 
@@ -159,6 +163,16 @@ pub struct Subscription {
     pub filter: Filter,
 }
 
+/// The enabled event type called `name`; NotFound (with the name sanitised for echoing) when
+/// no type has that name or the user turned it off.
+pub fn enabled_type(name: &str, settings: &Settings) -> Result<EventType, RequestError> {
+    EventType::from_name(name)
+        .filter(|t| settings.for_type(*t).enabled)
+        .ok_or_else(|| RequestError::NotFound {
+            name: sanitize(name, MAX_NAME_ECHO),
+        })
+}
+
 impl Subscription {
     /// Resolve `name` among the enabled types and check `arguments` against its schema. The
     /// user's allowlist is put on top of the client's filter.
@@ -167,11 +181,7 @@ impl Subscription {
         arguments: &Map<String, Value>,
         settings: &Settings,
     ) -> Result<Subscription, RequestError> {
-        let ty = EventType::from_name(name)
-            .filter(|t| settings.for_type(*t).enabled)
-            .ok_or_else(|| RequestError::NotFound {
-                name: sanitize(name, MAX_NAME_ECHO),
-            })?;
+        let ty = enabled_type(name, settings)?;
         let allowed = argument_names(ty);
         if let Some(key) = arguments.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(RequestError::invalid(
@@ -350,12 +360,28 @@ mod tests {
             ("maxEvents", json!("5")),
             ("maxEvents", json!(0)),
             ("maxAgeMs", json!(1.5)),
+            ("maxAgeMs", json!(-1e30)),
         ] {
             let e = SubscriptionParams::parse(&json!({"name": "x", k: v})).unwrap_err();
             assert_eq!(field_of(e), k);
         }
         let p = SubscriptionParams::parse(&json!({"name": "x", "maxEvents": 1_000_000})).unwrap();
         assert_eq!(p.max_events, Some(MAX_EVENTS_CAP));
+    }
+
+    #[test]
+    fn whole_floats_count_as_integers_and_huge_values_saturate() {
+        let p =
+            SubscriptionParams::parse(&json!({"name": "x", "maxEvents": 1.0, "maxAgeMs": 60000.0}))
+                .unwrap();
+        assert_eq!((p.max_events, p.max_age_ms), (Some(1), Some(60_000)));
+        let p =
+            SubscriptionParams::parse(&json!({"name": "x", "maxEvents": 1e30, "maxAgeMs": 1e30}))
+                .unwrap();
+        assert_eq!(
+            (p.max_events, p.max_age_ms),
+            (Some(MAX_EVENTS_CAP), Some(u64::MAX))
+        );
     }
 
     #[test]
