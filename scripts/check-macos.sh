@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 target=aarch64-apple-darwin
 if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-  if ! rustup target add "$target" >/dev/null 2>&1; then
+  # Bounded: a download that hangs must not hold up the test run.
+  if ! timeout 180 rustup target add "$target" >/dev/null 2>&1; then
     echo "check-macos: skipped: the $target standard library is not installed and cannot be fetched" >&2
     exit 0
   fi
