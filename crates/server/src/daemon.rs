@@ -13,7 +13,7 @@ pub(crate) use connection::{ConnectionState, StreamSlot};
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -28,6 +28,7 @@ use crate::events::EventsHandler;
 use crate::http::auth::HttpAuth;
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
+use crate::sync::lock;
 
 /// Everything the daemon needs to start.
 pub struct DaemonConfig {
@@ -343,9 +344,4 @@ impl Daemon {
         }
         tracing::info!(list_changed, "settings applied");
     }
-}
-
-/// A poisoned lock only means a panic elsewhere; the guarded data is still sound.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

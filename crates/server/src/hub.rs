@@ -10,13 +10,15 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tidings_core::{Engine, EventType, Stamp, StorePaths};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
+
+use crate::sync::lock;
 
 /// How long a burst of file events is gathered before the check. It is a fixed window that
 /// starts at the first event and never restarts: a restarting debounce starves under a burst.
@@ -274,11 +276,6 @@ fn dir_identity(dir: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(dir).ok()?;
     meta.is_dir().then(|| (meta.dev(), meta.ino()))
-}
-
-/// A poisoned lock only means a panic elsewhere; the data (a stamp, a map) is still sound.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -23,3 +23,4 @@ pub mod http;
 pub mod hub;
 pub mod limits;
 pub mod socket;
+mod sync;

@@ -62,9 +62,7 @@ impl DemoStores {
 
     fn lock_simulator(&self) -> MutexGuard<'_, Option<Simulator>> {
         // A panic inside a step must not disable the controls for the rest of the demo.
-        self.simulator
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.simulator)
     }
 
     fn store_error(&self, source: tidings_fixtures::Error) -> DemoError {

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::token::{self, Token, TokenError};
 use crate::daemon::{ConnectionState, Daemon};
+use crate::sync::lock;
 
 /// How requests prove who they are.
 pub enum AuthMode {
@@ -155,10 +156,6 @@ fn bearer(value: &[u8]) -> Option<&[u8]> {
     }
     let token = rest.trim_ascii();
     (!token.is_empty()).then_some(token)
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
