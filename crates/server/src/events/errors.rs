@@ -29,9 +29,13 @@ pub fn request_error(e: RequestError) -> ErrorData {
     }
 }
 
-/// -32603 with the store error's message and `data.reason` (e.g. `store_missing`).
+/// -32603 with the store error's public message and `data.reason` (e.g. `store_missing`).
+/// The wire message leaves out the store's path, which names the user's account
+/// (`/Users/<name>/…`); the full message stays local: in the log here, in the hub's log, and
+/// in `tidings status`.
 pub fn store_error(e: &StoreError) -> ErrorData {
-    ErrorData::internal_error(e.to_string(), Some(json!({ "reason": e.reason() })))
+    tracing::debug!(error = %e, "store error answered");
+    ErrorData::internal_error(e.public_message(), Some(json!({ "reason": e.reason() })))
 }
 
 /// NotFound for an event type name that is not served (unknown, or turned off).
@@ -125,11 +129,28 @@ pub fn token_rotated() -> ErrorData {
     )
 }
 
-/// `events/*` on a connection in the legacy `initialize` era (decision 7).
-pub fn legacy_method(method: &str) -> ErrorData {
+/// Why a request is served in the legacy era (decision 7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LegacyEra {
+    /// The connection negotiated this version through `initialize`.
+    Initialized(String),
+    /// The request itself declared this older version in `_meta`.
+    Declared(String),
+    /// The request declared no protocol version.
+    Undeclared,
+}
+
+/// `events/*` on a request in the legacy era (decision 7), saying which of the two reasons
+/// applies: a connection that used `initialize`, or a request that declared an older version.
+pub fn legacy_method(method: &str, era: &LegacyEra) -> ErrorData {
+    let why = match era {
+        LegacyEra::Initialized(v) => format!("this connection negotiated {v} through initialize"),
+        LegacyEra::Declared(v) => format!("this request declared protocol {v}"),
+        LegacyEra::Undeclared => "this request declared no protocol version".to_owned(),
+    };
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
-        format!("{method} is served on protocol 2026-07-28 only (this connection used initialize)"),
+        format!("{method} is served on protocol 2026-07-28 only ({why})"),
         None,
     )
 }
@@ -159,6 +180,19 @@ mod tests {
         let e = request_error(RequestError::NotFound { name: "x".into() });
         assert_eq!(e.code.0, -32023);
         assert_eq!(e.data, Some(json!({"kind": "event"})));
+    }
+
+    #[test]
+    fn a_store_error_on_the_wire_names_no_path() {
+        let e = store_error(&StoreError::PermissionDenied {
+            store: "Mail",
+            path: "/Users/someone/Library/Mail/V10/MailData/Envelope Index".into(),
+        });
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+        assert!(!e.message.contains("/Users"), "{}", e.message);
+        assert!(!e.message.contains("someone"), "{}", e.message);
+        assert!(e.message.contains("Full Disk Access"), "{}", e.message);
+        assert_eq!(e.data, Some(json!({"reason": "permission_denied"})));
     }
 
     #[test]

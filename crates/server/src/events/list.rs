@@ -13,8 +13,9 @@ use super::wire::{SERVER_NAME, complete};
 /// The extension id under `capabilities.extensions`.
 pub const EVENTS_EXTENSION: &str = "io.modelcontextprotocol/events";
 
-/// What `server/discover` (and a legacy `initialize`) advertises: the events extension with
-/// `listChanged`, and tools only in demo mode (the conformance levers).
+/// What `server/discover` advertises: the events extension with `listChanged`, and tools only
+/// in demo mode (the conformance levers). A legacy `initialize` answers the same minus the
+/// extension ([`without_events`]).
 pub fn server_config(demo: bool) -> ServerConfig {
     let mut extensions = ExtensionCapabilities::new();
     let mut settings = serde_json::Map::new();
@@ -32,4 +33,17 @@ pub fn server_config(demo: bool) -> ServerConfig {
 /// `events/list`: one page, the enabled types only.
 pub fn list(settings: &Settings) -> CustomResult {
     complete(json!({ "events": enabled_descriptors(settings) }))
+}
+
+/// `config` without the events extension: what a legacy `initialize` answers. SEP-3415 defines
+/// the extension on protocol 2026-07-28 only, and such a connection gets -32601 for
+/// `events/*` (decision 7), so advertising it there would promise what we refuse.
+pub fn without_events(mut config: ServerConfig) -> ServerConfig {
+    if let Some(extensions) = &mut config.capabilities.extensions {
+        extensions.remove(EVENTS_EXTENSION);
+        if extensions.is_empty() {
+            config.capabilities.extensions = None;
+        }
+    }
+    config
 }

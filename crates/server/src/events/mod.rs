@@ -18,17 +18,17 @@ pub(crate) mod wire;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ListToolsResult,
-    PaginatedRequestParams, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
-use tidings_core::EventType;
+use tidings_core::request::enabled_type;
 
 use crate::daemon::{ConnectionState, Daemon};
-use errors::{legacy_method, not_found_event, not_found_subscription, webhook_unsupported};
-use wire::{complete, is_modern};
+use errors::{legacy_method, not_found_subscription, request_error, webhook_unsupported};
+use wire::{complete, era};
 
 /// The rmcp handler of one socket connection, or of every HTTP request.
 #[derive(Clone)]
@@ -75,10 +75,9 @@ impl EventsHandler {
                 );
             }
         };
-        let settings = self.daemon.settings_arc();
-        match EventType::from_name(name).filter(|t| settings.for_type(*t).enabled) {
-            Some(ty) => webhook_unsupported(ty),
-            None => not_found_event(&tidings_core::text::sanitize(name, 64)),
+        match enabled_type(name, &self.daemon.settings_arc()) {
+            Ok(ty) => webhook_unsupported(ty),
+            Err(e) => request_error(e),
         }
     }
 }
@@ -86,6 +85,17 @@ impl EventsHandler {
 impl ServerHandler for EventsHandler {
     fn get_info(&self) -> ServerConfig {
         list::server_config(self.daemon.demo().is_some())
+    }
+
+    /// rmcp's default, minus the events extension in the answer (see [`list::without_events`]).
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        ctx.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+            .map(list::without_events)
     }
 
     async fn on_custom_request(
@@ -108,13 +118,13 @@ impl ServerHandler for EventsHandler {
         if !events_method {
             return Err(ErrorData::method_not_found_with_name(&method));
         }
-        if !is_modern(&ctx) {
+        if let Err(legacy) = era(&ctx) {
             let shown = if method == listen::LISTEN_ALIAS {
                 "subscriptions/listen"
             } else {
                 method.as_str()
             };
-            return Err(legacy_method(shown));
+            return Err(legacy_method(shown, &legacy));
         }
         match method.as_str() {
             "events/list" => Ok(list::list(&self.daemon.settings_arc())),

@@ -10,6 +10,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer};
 use serde_json::{Value, json};
 
+use super::errors::LegacyEra;
+
 /// The name rmcp and clients see for this server.
 pub const SERVER_NAME: &str = "tidings";
 
@@ -55,16 +57,22 @@ pub async fn notify(
         .await
 }
 
-/// Whether this request is served in the 2026-07-28 era: the request itself declares
-/// 2026-07-28 or later, and the connection did not negotiate an older version through
-/// `initialize` (rmcp keeps that in `peer_info`; a connection opened inline has none).
-pub fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+/// Whether this request is served in the 2026-07-28 era: the connection did not negotiate an
+/// older version through `initialize` (rmcp keeps that in `peer_info`; a connection opened
+/// inline has none), and the request itself declares 2026-07-28 or later. Err says which
+/// failed, so the refusal can say what is true.
+pub fn era(ctx: &RequestContext<RoleServer>) -> Result<(), LegacyEra> {
     let modern = |v: &ProtocolVersion| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
-    ctx.meta.protocol_version().is_some_and(|v| modern(&v))
-        && ctx
-            .peer
-            .peer_info()
-            .is_none_or(|info| modern(&info.protocol_version))
+    if let Some(info) = ctx.peer.peer_info()
+        && !modern(&info.protocol_version)
+    {
+        return Err(LegacyEra::Initialized(info.protocol_version.to_string()));
+    }
+    match ctx.meta.protocol_version() {
+        Some(v) if modern(&v) => Ok(()),
+        Some(v) => Err(LegacyEra::Declared(v.to_string())),
+        None => Err(LegacyEra::Undeclared),
+    }
 }
 
 /// Run a synchronous core call on the blocking pool.

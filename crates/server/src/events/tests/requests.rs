@@ -206,6 +206,13 @@ async fn a_legacy_initialize_connection_gets_method_not_found_for_events() {
     .await;
     let init = c.response(1).await;
     assert!(init.get("result").is_some(), "{init}");
+    // Decision 7: the extension is not defined before 2026-07-28, so it is not advertised.
+    assert!(
+        init["result"]["capabilities"]["extensions"]
+            .get("io.modelcontextprotocol/events")
+            .is_none(),
+        "initialize advertised the events extension: {init}"
+    );
     c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     for (id, method) in [(2, "events/list"), (3, "events/poll"), (4, "events/stream")] {
@@ -214,8 +221,37 @@ async fn a_legacy_initialize_connection_gets_method_not_found_for_events() {
             .await;
         let r = c.response(id).await;
         assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("negotiated 2025-11-25 through initialize"),
+            "{message}"
+        );
     }
     let _: Value = c.ok("tidings/status", json!({})).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_declaring_an_older_version_is_told_so_without_initialize() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let mut meta = super::support::meta();
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    c.send(json!({"jsonrpc": "2.0", "id": 1, "method": "events/list",
+        "params": {"_meta": meta}}))
+        .await;
+    let r = c.response(1).await;
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("declared protocol 2025-11-25"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("initialize"),
+        "no initialize happened: {message}"
+    );
+    // The same connection, on 2026-07-28, is served.
+    c.ok("events/list", json!({})).await;
 }
 
 /// Records which lever was pulled for which type.
