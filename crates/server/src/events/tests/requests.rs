@@ -180,7 +180,17 @@ async fn a_missing_store_is_an_internal_error_with_a_reason() {
         )
         .await;
     assert_eq!(e["code"], -32603, "{e}");
-    assert!(e["data"]["reason"].is_string(), "{e}");
+    assert_eq!(e["data"]["reason"], "store_missing", "{e}");
+    // The path names the user's account on a Mac; the wire message leaves it out, while
+    // `tidings status` keeps the full message.
+    let home = h.home.root.to_str().unwrap();
+    assert!(!e["message"].as_str().unwrap().contains(home), "{e}");
+    assert_eq!(e["message"], "Messages store not found", "{e}");
+    h.until("the hub to see the store gone", |s| {
+        s.types[1].state != "ok" && s.types[1].state != "not checked yet"
+    })
+    .await;
+    assert!(h.daemon.status().types[1].state.contains(home));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
