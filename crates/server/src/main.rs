@@ -115,8 +115,7 @@ fn code_for(error: &anyhow::Error) -> u8 {
 }
 
 /// Logs to stderr. `serve` logs at info, `tail` and `status` at warn (their output is the
-/// point); `-v` / `TIDINGS_LOG=<level>` raise it. rmcp stays at error until trace: it logs
-/// every JSON-RPC error it sends at warn, and a refused request is the client's business.
+/// point); `-v` / `TIDINGS_LOG=<level>` raise it (see [`log_filter`] for rmcp's own logs).
 fn init_logging(cli: &Cli) {
     let base = match cli.command {
         Command::Serve(_) => LevelFilter::INFO,
@@ -131,16 +130,67 @@ fn init_logging(cli: &Cli) {
         (1, _) => LevelFilter::DEBUG,
         _ => LevelFilter::TRACE,
     };
-    let rmcp = if level == LevelFilter::TRACE {
-        level
-    } else {
-        LevelFilter::ERROR
-    };
-    let filter = Targets::new().with_default(level).with_target("rmcp", rmcp);
+    let filter = log_filter(level);
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .with_filter(filter);
     let _ = tracing_subscriber::registry().with(layer).try_init();
+}
+
+/// Our targets at `level`; rmcp at error, and never above warn whatever the verbosity. rmcp
+/// logs whole requests and results at debug and trace, and those carry envelopes (senders,
+/// addresses, subjects) that must not reach a log file. It logs every JSON-RPC error it sends
+/// at warn, so that level is left to `-v` and up: a refused request is the client's business.
+fn log_filter(level: LevelFilter) -> Targets {
+    let rmcp = if level >= LevelFilter::DEBUG {
+        LevelFilter::WARN
+    } else {
+        LevelFilter::ERROR
+    };
+    Targets::new().with_default(level).with_target("rmcp", rmcp)
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing::Level;
+    use tracing::level_filters::LevelFilter;
+
+    use super::log_filter;
+
+    #[test]
+    fn rmcp_never_logs_above_warn_whatever_the_verbosity() {
+        for level in [
+            LevelFilter::ERROR,
+            LevelFilter::WARN,
+            LevelFilter::INFO,
+            LevelFilter::DEBUG,
+            LevelFilter::TRACE,
+        ] {
+            let filter = log_filter(level);
+            for target in ["rmcp", "rmcp::service", "rmcp::transport::async_rw"] {
+                assert!(
+                    !filter.would_enable(target, &Level::INFO),
+                    "{target} at {level}"
+                );
+                assert!(
+                    !filter.would_enable(target, &Level::DEBUG),
+                    "{target} at {level}"
+                );
+                assert!(
+                    !filter.would_enable(target, &Level::TRACE),
+                    "{target} at {level}"
+                );
+                assert!(
+                    filter.would_enable(target, &Level::ERROR),
+                    "{target} at {level}"
+                );
+            }
+        }
+        // Our own targets follow the verbosity.
+        assert!(log_filter(LevelFilter::TRACE).would_enable("tidings_server::hub", &Level::TRACE));
+        assert!(log_filter(LevelFilter::DEBUG).would_enable("rmcp", &Level::WARN));
+        assert!(!log_filter(LevelFilter::INFO).would_enable("rmcp", &Level::WARN));
+    }
 }
