@@ -1,4 +1,4 @@
-//! A push stream: `active` within a second, `event` frames for rows an outside writer
+//! A push stream: `active` within 3 s (the conformance suite's bound), `event` frames for rows an outside writer
 //! commits into the WAL, heartbeats, and nothing for the stream after `notifications/cancelled`.
 
 mod common;
@@ -7,6 +7,11 @@ use std::time::Duration;
 
 use common::{Daemon, Writer, is_event, is_note, is_response, on_stream};
 use serde_json::{Value, json};
+
+/// How soon `active` must arrive: the conformance suite waits 3 s for it (spec/events.md §4,
+/// S5 `stream.ts`). A tighter bound would fail on a loaded CI machine without telling us
+/// anything the suite would.
+const ACTIVE_WITHIN: Duration = Duration::from_secs(3);
 
 #[test]
 fn stream_delivers_events_and_heartbeats_and_stops_after_cancel() {
@@ -21,7 +26,7 @@ fn stream_delivers_events_and_heartbeats_and_stops_after_cancel() {
         "events/stream",
         json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}}),
     );
-    let active = client.wait_for_within("active on stream 1", mark, Duration::from_secs(1), |f| {
+    let active = client.wait_for_within("active on stream 1", mark, ACTIVE_WITHIN, |f| {
         is_note(f, "notifications/events/active", &s1)
     });
     assert!(active["params"]["cursor"].is_string(), "{active}");
@@ -126,7 +131,7 @@ fn stream_for_messages_delivers_a_new_message() {
         "events/stream",
         json!({"name": "messages.received", "arguments": {"from": ["+12025550177"]}}),
     );
-    client.wait_for_within("active", 0, Duration::from_secs(1), |f| {
+    client.wait_for_within("active", 0, ACTIVE_WITHIN, |f| {
         is_note(f, "notifications/events/active", &id)
     });
     let other = writer.message("+12025550142");
