@@ -5,6 +5,12 @@
 //! The loop: `engine.next(sub, cursor, 100)` on the blocking pool, send the events, advance
 //! the cursor; with `has_more` go again at once, else wait on the hub's wake for this store,
 //! the heartbeat timer, a settings change, or cancellation.
+//!
+//! Only NotFound, Forbidden, InvalidParams, Unsupported and ResourceExhausted refuse a stream.
+//! A store that cannot be read when the stream opens is a passing condition, not a refusal:
+//! the stream opens with `active` on the client's own cursor, reports the failure with
+//! `notifications/events/error`, and resolves its start on each wake or heartbeat until the
+//! store is back (see [`Stream::resolve`]).
 
 use std::sync::Arc;
 
@@ -12,7 +18,9 @@ use rmcp::ErrorData;
 use rmcp::model::{CustomResult, RequestId};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
-use tidings_core::{Cursor, Engine, RequestError, Settings, Subscription, SubscriptionParams};
+use tidings_core::{
+    Cursor, Engine, RequestError, Settings, Start, StoreError, Subscription, SubscriptionParams,
+};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
@@ -44,29 +52,36 @@ pub async fn stream(
     let mut wake = daemon.hub().wake_receiver(sub.event_type);
     wake.borrow_and_update();
     let engine = Arc::clone(daemon.engine());
-    let start = {
-        let (engine, sub) = (engine.clone(), sub.clone());
-        let (cursor, max_age) = (params.cursor, params.max_age_ms);
-        blocking(move || engine.start(&sub, cursor, max_age))
-            .await?
-            .map_err(request_error)?
-    };
     let mut s = Stream {
         peer: ctx.peer.clone(),
         id: ctx.id.clone(),
         cancelled: ctx.ct.clone(),
         engine,
         sub,
-        cursor: start.cursor,
+        cursor: None,
+        requested: (params.cursor, params.max_age_ms),
         last_error: None,
     };
-    tracing::debug!(event_type = %s.sub.event_type, "stream opened");
+    let (cursor, truncated, failure) = match s.start().await? {
+        Ok(start) => {
+            s.cursor = Some(start.cursor);
+            (Some(start.cursor), start.truncated, None)
+        }
+        Err(RequestError::Store(e)) => (params.cursor, false, Some(e)),
+        Err(refused) => return Err(request_error(refused)),
+    };
+    tracing::debug!(event_type = %s.sub.event_type, resolved = failure.is_none(), "stream opened");
     if !s
         .send(
             "notifications/events/active",
-            json!({"cursor": s.cursor.to_string(), "truncated": start.truncated}),
+            json!({"cursor": cursor.map(|c| c.to_string()), "truncated": truncated}),
         )
         .await
+    {
+        return Ok(final_result(&s.id));
+    }
+    if let Some(e) = failure
+        && !s.report(&e).await
     {
         return Ok(final_result(&s.id));
     }
@@ -81,7 +96,7 @@ pub async fn stream(
         }
         if beat {
             beat = false;
-            let cursor = s.cursor.to_string();
+            let cursor = s.safe_cursor().map(|c| c.to_string());
             if !s
                 .send("notifications/events/heartbeat", json!({"cursor": cursor}))
                 .await
@@ -134,8 +149,11 @@ struct Stream {
     cancelled: CancellationToken,
     engine: Arc<Engine>,
     sub: Subscription,
-    /// Everything up to here was delivered or skipped: safe for the client to persist.
-    cursor: Cursor,
+    /// Everything up to here was delivered or skipped: safe for the client to persist. `None`
+    /// until the start is resolved (the store failed when the stream opened).
+    cursor: Option<Cursor>,
+    /// The client's cursor and `maxAgeMs`, to resolve the start from once the store is back.
+    requested: (Option<Cursor>, Option<u64>),
     /// The store failure already reported, so each distinct failure is sent once.
     last_error: Option<(&'static str, String)>,
 }
@@ -150,14 +168,94 @@ impl Stream {
         notify(&self.peer, &self.id, method, params).await.is_ok()
     }
 
+    /// The position a heartbeat may hand out: the resolved cursor, or until then the client's
+    /// own (it is what the client already holds, so it stays safe to persist).
+    fn safe_cursor(&self) -> Option<Cursor> {
+        self.cursor.or(self.requested.0)
+    }
+
+    /// `engine.start` from the client's cursor, on the blocking pool.
+    async fn start(&self) -> Result<Result<Start, RequestError>, ErrorData> {
+        let (engine, sub) = (self.engine.clone(), self.sub.clone());
+        let (cursor, max_age) = self.requested;
+        blocking(move || engine.start(&sub, cursor, max_age)).await
+    }
+
+    /// Send `notifications/events/error` for a store failure, once per distinct failure.
+    async fn report(&mut self, e: &StoreError) -> bool {
+        let key = (e.reason(), e.to_string());
+        if self.last_error.as_ref() == Some(&key) {
+            return true;
+        }
+        tracing::debug!(event_type = %self.sub.event_type, error = %e, "stream store error");
+        self.last_error = Some(key);
+        let error = error_object(&store_error(e));
+        self.send("notifications/events/error", json!({"error": error}))
+            .await
+    }
+
+    /// Resolve the start of a stream that opened while its store failed. Ok(true) once
+    /// resolved (a `truncated` start re-sends `active` with the fresh cursor; an untruncated
+    /// one is where the client's cursor said, so nothing more is due); Ok(false) while the
+    /// store still fails; Err(()) when the stream must end: the connection is gone, or the
+    /// store came back and refused the subscription (an unknown mailbox), which ends it
+    /// with `terminated`.
+    async fn resolve(&mut self) -> Result<bool, ()> {
+        let start = match self.start().await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(error = %e.message, "stream start failed");
+                return Ok(false);
+            }
+        };
+        match start {
+            Ok(start) => {
+                self.cursor = Some(start.cursor);
+                self.last_error = None;
+                if start.truncated {
+                    let cursor = start.cursor.to_string();
+                    let active = json!({"cursor": cursor, "truncated": true});
+                    if !self.send("notifications/events/active", active).await {
+                        return Err(());
+                    }
+                }
+                Ok(true)
+            }
+            Err(RequestError::Store(e)) => {
+                if self.report(&e).await {
+                    Ok(false)
+                } else {
+                    Err(())
+                }
+            }
+            Err(refused) => {
+                let error = error_object(&request_error(refused));
+                tracing::debug!(event_type = %self.sub.event_type, "stream terminated at start");
+                self.send("notifications/events/terminated", json!({"error": error}))
+                    .await;
+                Err(())
+            }
+        }
+    }
+
     /// Deliver everything after the cursor. A store failure is reported once and retried on
     /// the next wake or heartbeat; a gap re-sends `active` with `truncated: true`.
     async fn drain(&mut self) -> bool {
+        if self.cursor.is_none() {
+            match self.resolve().await {
+                Ok(true) => {}
+                Ok(false) => return true,
+                Err(()) => return false,
+            }
+        }
         loop {
             if self.cancelled.is_cancelled() {
                 return false;
             }
-            let (engine, sub, after) = (self.engine.clone(), self.sub.clone(), self.cursor);
+            let Some(after) = self.cursor else {
+                return true;
+            };
+            let (engine, sub) = (self.engine.clone(), self.sub.clone());
             let batch = match blocking(move || engine.next(&sub, after, BATCH)).await {
                 Ok(r) => r,
                 Err(e) => {
@@ -167,25 +265,12 @@ impl Stream {
             };
             let batch = match batch {
                 Ok(batch) => batch,
-                Err(e) => {
-                    let key = (e.reason(), e.to_string());
-                    if self.last_error.as_ref() != Some(&key) {
-                        let error = error_object(&store_error(&e));
-                        self.last_error = Some(key);
-                        if !self
-                            .send("notifications/events/error", json!({"error": error}))
-                            .await
-                        {
-                            return false;
-                        }
-                    }
-                    return true;
-                }
+                Err(e) => return self.report(&e).await,
             };
             self.last_error = None;
             if batch.truncated {
-                self.cursor = batch.cursor;
-                let cursor = self.cursor.to_string();
+                self.cursor = Some(batch.cursor);
+                let cursor = batch.cursor.to_string();
                 if !self
                     .send(
                         "notifications/events/active",
@@ -209,7 +294,7 @@ impl Stream {
                     return false;
                 }
             }
-            self.cursor = batch.cursor;
+            self.cursor = Some(batch.cursor);
             if !batch.has_more {
                 return true;
             }

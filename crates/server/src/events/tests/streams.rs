@@ -168,6 +168,88 @@ async fn a_vanished_store_is_an_error_notification_and_the_stream_recovers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_opened_on_a_vanished_store_opens_reports_and_recovers() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let db = h.home.chat_db();
+    let aside = db.with_file_name("chat.db.aside");
+    std::fs::rename(&db, &aside).unwrap();
+    let id = c
+        .request(
+            "events/stream",
+            json!({"name": "messages.received", "arguments": {"from": ["+12025550143"]}}),
+        )
+        .await;
+    // Not a refusal: the stream opens on the client's cursor (none here), then says why it
+    // cannot deliver yet.
+    let active = c.note(id).await;
+    assert_eq!(active["method"], "notifications/events/active", "{active}");
+    assert_eq!(active["params"]["cursor"], json!(null), "{active}");
+    assert_eq!(active["params"]["truncated"], false, "{active}");
+    let error = c.note(id).await;
+    assert_eq!(error["method"], "notifications/events/error", "{error}");
+    assert_eq!(error["params"]["error"]["code"], -32603, "{error}");
+    assert_eq!(
+        error["params"]["error"]["data"]["reason"], "store_missing",
+        "{error}"
+    );
+    assert_eq!(h.daemon.status().streams, 1);
+    std::fs::rename(&aside, &db).unwrap();
+    // Once the start is resolved, heartbeats carry the real cursor; only then is a new row
+    // after the start (a null cursor starts from the head at that moment).
+    loop {
+        let beat = c.note_of(id, "notifications/events/heartbeat").await;
+        if beat["params"]["cursor"].is_string() {
+            break;
+        }
+        assert_eq!(beat["params"]["cursor"], json!(null), "{beat}");
+    }
+    h.append_message();
+    let event = c.note_of(id, "notifications/events/event").await;
+    assert_eq!(event["params"]["name"], "messages.received");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_opened_on_a_vanished_store_keeps_the_clients_cursor_and_signals_a_gap() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let poll = c.ok("events/poll", mail_args()).await;
+    let cursor = poll["cursor"].as_str().unwrap().to_owned();
+    // The store is rebuilt (a new file identity: the cursor now points at a gap), then goes
+    // away before the stream opens.
+    h.rebuild_mail();
+    let db = h.home.envelope_index();
+    let aside = db.with_file_name("Envelope Index.aside");
+    std::fs::rename(&db, &aside).unwrap();
+    let mut args = mail_args();
+    args["cursor"] = json!(cursor);
+    let id = c.request("events/stream", args).await;
+    let active = c.note(id).await;
+    assert_eq!(active["method"], "notifications/events/active", "{active}");
+    assert_eq!(active["params"]["cursor"], json!(cursor), "{active}");
+    assert_eq!(active["params"]["truncated"], false, "{active}");
+    let error = c.note(id).await;
+    assert_eq!(error["method"], "notifications/events/error", "{error}");
+    let beat = c.note_of(id, "notifications/events/heartbeat").await;
+    assert_eq!(
+        beat["params"]["cursor"],
+        json!(cursor),
+        "the client's cursor until resolved"
+    );
+    std::fs::rename(&aside, &db).unwrap();
+    let again = c.note_of(id, "notifications/events/active").await;
+    assert_eq!(again["params"]["truncated"], true, "{again}");
+    let fresh = again["params"]["cursor"].clone();
+    assert!(fresh.is_string() && fresh != json!(cursor), "{again}");
+    h.append_mail("ana@example.com");
+    let event = c.note_of(id, "notifications/events/event").await;
+    assert_eq!(
+        event["params"]["data"]["from"]["address"],
+        "ana@example.com"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn turning_a_type_off_terminates_its_streams_with_not_found() {
     let h = Harness::new(both_on).await;
     let mut c = h.connect();
