@@ -186,7 +186,7 @@ impl Daemon {
             &self.inner.shutdown,
         ));
         let (rmcp_io, pump) =
-            crate::frames::start(io, self.inner.limits.max_frame_bytes, conn.closed.clone());
+            crate::frames::start(io, self.inner.limits.max_frame_bytes, conn.clone());
         let handler = EventsHandler::new(self.clone(), conn.clone());
         match handler.serve_with_ct(rmcp_io, conn.closed.clone()).await {
             Ok(running) => {
@@ -281,13 +281,15 @@ impl Daemon {
         &self.inner.settings_path
     }
 
-    /// Take a place for one more stream of `conn`, or ResourceExhausted naming the cap.
-    /// Checked before anything is provisioned for the stream.
+    /// Take a place for stream `id` of `conn`: InvalidParams when a socket connection already
+    /// has a live stream with this id, ResourceExhausted naming the cap. Checked before
+    /// anything is provisioned for the stream.
     pub(crate) fn acquire_stream(
         &self,
         conn: &Arc<ConnectionState>,
+        id: &rmcp::model::RequestId,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
-        conn.acquire(&self.inner)
+        conn.acquire(&self.inner, id)
     }
 
     /// The HTTP endpoint's token state, if an endpoint serves.

@@ -1,14 +1,18 @@
 //! What one client's streams share: a socket connection's (or an HTTP token's) stream count
-//! and cap, its cancellation tokens, and the RAII places that keep the counts true.
+//! and cap, a socket connection's live stream ids, its cancellation tokens, and the RAII
+//! places that keep the counts and ids true.
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
+use rmcp::model::RequestId;
 use tokio_util::sync::CancellationToken;
 
 use super::{Daemon, Inner};
-use crate::events::errors::{StreamCap, streams_exhausted, token_rotated};
+use crate::events::errors::{StreamCap, duplicate_stream_id, streams_exhausted, token_rotated};
 use crate::limits::ServerLimits;
+use crate::sync::lock;
 
 /// The state one principal's handlers share: a socket connection, or one HTTP bearer token
 /// (all the POSTs made with it).
@@ -22,15 +26,25 @@ pub(crate) struct ConnectionState {
     /// Cancelled when the credential is revoked (the HTTP token was rotated): its streams end
     /// with `terminated` Forbidden. Never cancelled for a socket connection.
     pub(crate) revoked: CancellationToken,
+    /// The request ids of a socket connection's open streams. A stream's id is its
+    /// `subscriptionId` and the key of `notifications/cancelled`, and rmcp keeps one
+    /// cancellation entry per id, so a second stream under a live id would share the first's
+    /// notifications and leave one of the two uncancellable: it is refused. `None` over HTTP,
+    /// which is stateless per request: each POST is its own JSON-RPC exchange with its own
+    /// rmcp service and response stream (a stream is cancelled by dropping it), so two POSTs
+    /// with the same id under one token never meet.
+    live_ids: Option<Mutex<HashSet<RequestId>>>,
 }
 
 impl ConnectionState {
     /// A socket connection's state.
     pub(super) fn socket(limits: &ServerLimits, shutdown: &CancellationToken) -> ConnectionState {
-        ConnectionState::with_cap(
+        let mut state = ConnectionState::with_cap(
             StreamCap::PerConnection(limits.streams_per_connection),
             shutdown,
-        )
+        );
+        state.live_ids = Some(Mutex::new(HashSet::new()));
+        state
     }
 
     /// The state of one HTTP bearer token (or of every request, with `--no-auth`). `stop` is
@@ -47,17 +61,42 @@ impl ConnectionState {
             cap,
             closed: parent.child_token(),
             revoked: CancellationToken::new(),
+            live_ids: None,
         }
     }
 
-    /// Take a place for one more stream under this principal's cap and the process-wide one.
+    /// Whether `id` is the id of an open stream on this socket connection (never over HTTP).
+    pub(crate) fn has_live_stream(&self, id: &RequestId) -> bool {
+        self.live_ids
+            .as_ref()
+            .is_some_and(|ids| lock(ids).contains(id))
+    }
+
+    /// Take a place for stream `id` under this principal's cap and the process-wide one. On
+    /// a socket connection the id must not be a live stream's (InvalidParams naming `id`);
+    /// that is checked before any count is taken.
     pub(super) fn acquire(
         self: &Arc<Self>,
         daemon: &Arc<Inner>,
+        id: &RequestId,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
         if self.revoked.is_cancelled() {
             return Err(token_rotated());
         }
+        let claimed = match &self.live_ids {
+            Some(ids) => {
+                if !lock(ids).insert(id.clone()) {
+                    return Err(duplicate_stream_id(id));
+                }
+                Some(id.clone())
+            }
+            None => None,
+        };
+        let release = |claimed: &Option<RequestId>| {
+            if let (Some(ids), Some(id)) = (&self.live_ids, claimed) {
+                lock(ids).remove(id);
+            }
+        };
         let per = match self.cap {
             StreamCap::PerConnection(n) | StreamCap::PerToken(n) | StreamCap::Total(n) => n,
         };
@@ -70,15 +109,18 @@ impl ConnectionState {
                 .is_ok()
         };
         if !take(&self.streams, per) {
+            release(&claimed);
             return Err(streams_exhausted(self.cap));
         }
         if !take(&daemon.streams, total) {
             self.streams.fetch_sub(1, Ordering::AcqRel);
+            release(&claimed);
             return Err(streams_exhausted(StreamCap::Total(total)));
         }
         Ok(StreamSlot {
             daemon: daemon.clone(),
             conn: self.clone(),
+            id: claimed,
         })
     }
 
@@ -88,14 +130,19 @@ impl ConnectionState {
     }
 }
 
-/// One open stream's place under the caps; released on drop, however the stream ends.
+/// One open stream's place under the caps, and its id on a socket connection; released on
+/// drop, however the stream ends.
 pub(crate) struct StreamSlot {
     daemon: Arc<Inner>,
     conn: Arc<ConnectionState>,
+    id: Option<RequestId>,
 }
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
+        if let (Some(ids), Some(id)) = (&self.conn.live_ids, &self.id) {
+            lock(ids).remove(id);
+        }
         self.conn.streams.fetch_sub(1, Ordering::AcqRel);
         self.daemon.streams.fetch_sub(1, Ordering::AcqRel);
     }

@@ -3,7 +3,7 @@
 //! notifications carry.
 
 use rmcp::ErrorData;
-use rmcp::model::ErrorCode;
+use rmcp::model::{ErrorCode, RequestId};
 use serde_json::{Value, json};
 use tidings_core::{EventType, RequestError, StoreError};
 
@@ -73,6 +73,19 @@ pub fn not_found_subscription() -> ErrorData {
         NOT_FOUND,
         "no such subscription: Tidings offers no webhook delivery",
         Some(json!({ "kind": "subscription" })),
+    )
+}
+
+/// A second `events/stream` whose id is a live stream's on the same connection: the id is
+/// the stream's `subscriptionId` and the key of its cancellation, so it must be unique.
+pub fn duplicate_stream_id(id: &RequestId) -> ErrorData {
+    let shown = id.clone().into_json_value();
+    ErrorData::invalid_params(
+        format!(
+            "request id {shown} is already the id of an open stream on this connection; \
+             use a new id"
+        ),
+        Some(json!({ "field": "id" })),
     )
 }
 

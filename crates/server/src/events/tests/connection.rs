@@ -21,7 +21,8 @@ async fn an_oversized_frame_is_answered_and_the_connection_stays_up() {
     assert_eq!(line.len(), max + 1);
     line.push(b'\n');
     c.send_raw(&line).await;
-    let e = c.take(|f| f["id"].is_null()).await;
+    // The id is found in the head of the discarded line and echoed.
+    let e = c.take(|f| f["id"] == 99).await;
     assert_eq!(e["error"]["code"], -32600);
     assert_eq!(
         e["error"]["message"],
@@ -29,6 +30,36 @@ async fn an_oversized_frame_is_answered_and_the_connection_stays_up() {
     );
     let list = c.ok("events/list", json!({})).await;
     assert_eq!(list["events"].as_array().unwrap().len(), 2);
+    // A string id after a nested `id` that is not the request's, and a line with no id.
+    let mut line = br#"{"params":{"id":1},"id":"big","pad":""#.to_vec();
+    line.resize(max + 10, b'x');
+    line.extend_from_slice(b"\"}\n");
+    c.send_raw(&line).await;
+    let e = c.take(|f| f["id"] == "big").await;
+    assert_eq!(e["error"]["code"], -32600);
+    let mut line = br#"{"jsonrpc":"2.0","pad":""#.to_vec();
+    line.resize(max + 10, b'x');
+    line.extend_from_slice(b"\"}\n");
+    c.send_raw(&line).await;
+    let e = c.take(|f| f["id"].is_null()).await;
+    assert_eq!(e["error"]["code"], -32600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn params_that_are_not_an_object_are_refused_with_the_request_id() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    for (id, params) in [
+        (json!(7), json!("mail.received")),
+        (json!("arr"), json!([1, 2])),
+    ] {
+        c.send(json!({"jsonrpc": "2.0", "id": id, "method": "events/poll", "params": params}))
+            .await;
+        let e = c.take(|f| f["id"] == id).await;
+        assert_eq!(e["error"]["code"], -32602, "{e}");
+        assert_eq!(e["error"]["data"], json!({"field": "params"}), "{e}");
+    }
+    c.ok("events/list", json!({})).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

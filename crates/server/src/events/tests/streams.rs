@@ -86,6 +86,44 @@ async fn cancel_stops_the_stream_and_nothing_follows() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_stream_under_a_live_id_is_refused_and_one_cancel_ends_the_first() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let mut params = mail_args();
+    params["_meta"] = super::support::meta();
+    let open = json!({"jsonrpc": "2.0", "id": 5, "method": "events/stream", "params": params});
+    c.send(open.clone()).await;
+    c.note_of(5, "notifications/events/active").await;
+    c.send(open.clone()).await;
+    let refused = c.response(5).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"field": "id"}),
+        "{refused}"
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("id 5"),
+        "{refused}"
+    );
+    assert_eq!(h.daemon.status().streams, 1, "one stream under id 5");
+    // The refusal left the first stream cancellable under its id.
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 5, "reason": "done"}}),
+    )
+    .await;
+    h.until("the stream to end", |s| s.streams == 0).await;
+    // Once it has ended, its id is free again.
+    c.send(open).await;
+    let active = c.note_of(5, "notifications/events/active").await;
+    assert_eq!(active["params"]["truncated"], false);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_eleventh_stream_is_refused_with_the_limit() {
     let h = Harness::new(both_on).await;
     let mut c = h.connect();
