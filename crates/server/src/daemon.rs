@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::EventsHandler;
 use crate::http::auth::HttpAuth;
+use crate::http::supervisor::HttpState;
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
 use crate::sync::lock;
@@ -102,6 +103,9 @@ struct Inner {
     /// The token state of the HTTP endpoint serving now, if any; `tidings/token/rotate`
     /// reloads it. Set and cleared as the endpoint starts and stops (`http::supervisor`).
     http_auth: Mutex<Option<Arc<HttpAuth>>>,
+    /// What the HTTP endpoint's supervisor reports, for `tidings status`; `None` when no
+    /// supervisor runs (the endpoint is then off).
+    http_state: Mutex<Option<watch::Receiver<HttpState>>>,
 }
 
 /// What `tidings status` shows.
@@ -115,6 +119,8 @@ pub struct Status {
     pub streams: usize,
     /// One entry per event type.
     pub types: Vec<TypeStatus>,
+    /// The loopback HTTP endpoint: `off`, `serving at <url>`, or why it could not start.
+    pub http: String,
 }
 
 /// The state of one event type.
@@ -165,6 +171,7 @@ impl Daemon {
                 shutdown,
                 settings_watcher: Mutex::new(None),
                 http_auth: Mutex::new(None),
+                http_state: Mutex::new(None),
             }),
         };
         let watcher = settings_watch::start(&daemon)?;
@@ -217,6 +224,9 @@ impl Daemon {
             connections: self.inner.connections.load(Ordering::Acquire),
             streams: self.inner.streams.load(Ordering::Acquire),
             types,
+            http: lock(&self.inner.http_state)
+                .as_ref()
+                .map_or_else(|| "off".to_owned(), |rx| rx.borrow().describe()),
         }
     }
 
@@ -290,6 +300,11 @@ impl Daemon {
         id: &rmcp::model::RequestId,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
         conn.acquire(&self.inner, id)
+    }
+
+    /// Where `status` reads the HTTP endpoint's state from (set by its supervisor).
+    pub(crate) fn set_http_state(&self, state: watch::Receiver<HttpState>) {
+        *lock(&self.inner.http_state) = Some(state);
     }
 
     /// The HTTP endpoint's token state, if an endpoint serves.

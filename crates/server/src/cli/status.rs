@@ -72,6 +72,9 @@ fn render(status: &Value, socket: &Path) -> String {
     if types.is_empty() {
         let _ = writeln!(out, "  (the daemon reported no event types)");
     }
+    if let Some(http) = status.get("http").and_then(Value::as_str) {
+        let _ = writeln!(out, "  http endpoint: {http}");
+    }
     out
 }
 
@@ -86,7 +89,7 @@ mod tests {
              "state": "ok", "allowlist": 4},
             {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
              "state": "Messages store not found at /h/chat.db", "allowlist": 0}
-        ]});
+        ], "http": "serving at http://127.0.0.1:3917/mcp"});
         let text = render(&status, Path::new("/run/t.sock"));
         assert!(
             text.contains("Tidings 0.1.0 is serving on /run/t.sock"),
@@ -98,6 +101,10 @@ mod tests {
         assert!(text.contains("messages.received  off"), "{text}");
         assert!(text.contains("none (clients must name senders)"), "{text}");
         assert!(text.contains("store: ok (/h/Envelope Index)"), "{text}");
+        assert!(
+            text.contains("http endpoint: serving at http://127.0.0.1:3917/mcp"),
+            "{text}"
+        );
         assert!(
             text.contains("store: Messages store not found at /h/chat.db  allowlist"),
             "{text}"

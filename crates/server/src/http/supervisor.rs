@@ -57,6 +57,22 @@ pub enum HttpState {
 }
 
 impl HttpState {
+    /// One line for `tidings status`.
+    pub fn describe(&self) -> String {
+        match self {
+            HttpState::Off => "off".to_owned(),
+            HttpState::Serving { addr, no_auth } => format!(
+                "serving at http://{addr}{PATH}{}",
+                if *no_auth {
+                    " (no token: --no-auth)"
+                } else {
+                    ""
+                }
+            ),
+            HttpState::Failed { listen, error } => format!("not serving on {listen}: {error}"),
+        }
+    }
+
     /// `http://ADDR/mcp` while serving.
     pub fn url(&self) -> Option<String> {
         match self {
@@ -81,6 +97,7 @@ impl HttpSupervisor {
         auth: AuthSource,
     ) -> Result<HttpSupervisor, HttpError> {
         let (state, state_rx) = watch::channel(HttpState::Off);
+        daemon.set_http_state(state_rx.clone());
         let mut supervisor = Supervisor {
             daemon: daemon.clone(),
             auth,
