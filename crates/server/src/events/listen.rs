@@ -10,6 +10,8 @@
 //! tools/prompts/resources list changes, so `eventsListChanged` is the only field we ever
 //! accept. The HTTP endpoint's guard layer (`http/guard.rs`) does the same rename.
 
+use std::sync::Arc;
+
 use rmcp::ErrorData;
 use rmcp::model::CustomResult;
 use rmcp::service::{RequestContext, RoleServer};
@@ -22,9 +24,12 @@ use crate::daemon::{ConnectionState, Daemon};
 pub const LISTEN_ALIAS: &str = "tidings/internal/subscriptions/listen";
 
 /// Serve one listen request until it is cancelled, the connection goes or the daemon stops.
+/// A listen is a long-lived request like a push stream, so it takes a place under the same
+/// caps (per connection or token, and process-wide): otherwise it would be an unbounded way
+/// to hold the daemon's resources.
 pub async fn listen(
     daemon: &Daemon,
-    conn: &ConnectionState,
+    conn: &Arc<ConnectionState>,
     params: Value,
     ctx: RequestContext<RoleServer>,
 ) -> Result<CustomResult, ErrorData> {
@@ -47,6 +52,7 @@ pub async fn listen(
             ));
         }
     };
+    let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     let mut list = daemon.list_receiver();
     list.borrow_and_update();
     let accepted = if wants_events {

@@ -166,3 +166,40 @@ async fn start_refuses_malformed_settings_naming_the_line() {
     assert!(matches!(err, DaemonError::Settings(_)));
     assert!(err.to_string().contains("line"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_requests_count_under_the_stream_caps() {
+    let h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let mut ids = Vec::new();
+    for _ in 0..10 {
+        ids.push(
+            c.request(
+                "subscriptions/listen",
+                json!({"notifications": {"eventsListChanged": true}}),
+            )
+            .await,
+        );
+    }
+    for id in &ids {
+        c.note_of(*id, "notifications/subscriptions/acknowledged")
+            .await;
+    }
+    assert_eq!(h.daemon.status().streams, 10);
+    // Listens and push streams share the ten places of a connection.
+    let e = c
+        .err(
+            "subscriptions/listen",
+            json!({"notifications": {"eventsListChanged": true}}),
+        )
+        .await;
+    assert_eq!(e["code"], -32025);
+    assert_eq!(e["data"], json!({"limit": "streams", "max": 10}));
+    let e = c
+        .err(
+            "events/stream",
+            json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}}),
+        )
+        .await;
+    assert_eq!(e["code"], -32025);
+}
