@@ -1,5 +1,6 @@
 //! Server-side limits: stream caps (per socket connection, per HTTP token, per process), the
-//! frame and HTTP body size limits, and the heartbeat and safety-tick periods of push streams.
+//! frame and HTTP body size limits, the HTTP connection cap and read deadlines, and the
+//! heartbeat and safety-tick periods of push streams.
 
 use std::time::Duration;
 
@@ -17,6 +18,19 @@ pub struct ServerLimits {
     pub max_frame_bytes: usize,
     /// The largest HTTP request body (one JSON-RPC message) the endpoint reads; more is 413.
     pub max_http_body_bytes: usize,
+    /// HTTP connections the endpoint serves at once; one more is closed as soon as it is
+    /// accepted, so idle connects cannot use up the process's descriptors (and with them the
+    /// Unix socket's accept loop).
+    pub max_http_connections: usize,
+    /// How long an HTTP client may take to send a request's headers (also an idle
+    /// keep-alive connection's limit); then the connection is closed.
+    pub http_header_timeout: Duration,
+    /// How long an HTTP client may take to send a request's body once its headers are in;
+    /// then 408 with a JSON-RPC error naming the limit.
+    pub http_body_timeout: Duration,
+    /// How long a stopping endpoint waits for its connections to finish (each stream sends
+    /// its final result first) before it drops the ones still open.
+    pub http_stop_grace: Duration,
     /// The period of `notifications/events/heartbeat` on every stream. Conformance wants at
     /// least one every 30 s, so the default keeps a margin.
     pub heartbeat: Duration,
@@ -36,6 +50,10 @@ impl Default for ServerLimits {
             streams_total: 256,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_http_body_bytes: DEFAULT_MAX_FRAME_BYTES,
+            max_http_connections: 64,
+            http_header_timeout: Duration::from_secs(10),
+            http_body_timeout: Duration::from_secs(10),
+            http_stop_grace: Duration::from_secs(5),
             heartbeat: Duration::from_secs(25),
             safety_tick: Duration::from_secs(30),
         }
@@ -54,6 +72,9 @@ mod tests {
         assert_eq!(l.streams_per_token, 32);
         assert_eq!(l.max_frame_bytes, 1_048_576);
         assert_eq!(l.max_http_body_bytes, 1_048_576);
+        assert_eq!(l.max_http_connections, 64);
+        assert_eq!(l.http_header_timeout, Duration::from_secs(10));
+        assert_eq!(l.http_body_timeout, Duration::from_secs(10));
         assert!(l.heartbeat < Duration::from_secs(30));
     }
 }

@@ -1,20 +1,29 @@
 //! The guard layer in front of rmcp's Streamable HTTP service. Every request passes these
 //! checks in order, and the first that fails answers without rmcp seeing the request:
 //!
-//! 1. `Host` names this endpoint: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT` (and the
+//! 1. Exactly one `Host` (more is 400, RFC 9112 3.2), naming this endpoint: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT` (and the
 //!    bound address) – else 403. Stops DNS rebinding.
 //! 2. `Origin`, if present, is in `[http] allowed_origins` (read live; empty by default) –
-//!    else 403. A page in the user's browser cannot call the endpoint.
+//!    else 403. A page in the user's browser cannot call the endpoint; even a listed one
+//!    cannot, as its CORS preflight carries no token (the list is for non-browser clients).
 //! 3. `Authorization: Bearer <token>` matches the token in force (constant time) – else 401
 //!    with `WWW-Authenticate: Bearer`. With `--demo --no-auth` this check is skipped.
 //! 4. The body is at most `max_http_body_bytes` – else 413 with a JSON-RPC error naming the
-//!    limit. The body is read here, bounded, so the next two steps can see it.
-//! 5. `subscriptions/listen` is renamed to the internal alias, as the socket's framer does
+//!    limit – and arrives within `http_body_timeout` of the headers – else 408 naming it. The
+//!    body is read here, bounded, so the next steps can see it. The token and the endpoint
+//!    are checked again once it is in: a request whose token was rotated meanwhile is 401,
+//!    one whose endpoint began stopping is 503.
+//! 5. The body is one JSON object – else 400: not JSON is -32700, anything else (a batch
+//!    included: 2026-07-28 has none) -32600. rmcp would answer these in plain text.
+//! 6. `subscriptions/listen` is renamed to the internal alias, as the socket's framer does
 //!    (rmcp's typed listen filter drops `eventsListChanged`; see `events/listen.rs`), with its
 //!    `Mcp-Method` header checked and rewritten to match.
-//! 6. On `events/poll|stream|subscribe|unsubscribe`, `Mcp-Name` (rmcp's `=?base64?…?=` form
+//! 7. On `events/poll|stream|subscribe|unsubscribe`, `Mcp-Name` (rmcp's `=?base64?…?=` form
 //!    decoded) equals `params.name` – else 400 with -32020 HeaderMismatch (spec/events.md,
 //!    decision 3). rmcp has no hook for these methods, hence this layer.
+//!
+//! The original bytes go on to rmcp unless the rename changed the body: re-serialising can
+//! make an in-limit body longer (`1e5` becomes `100000.0`).
 //!
 //! Then the token's state rides in the request's extensions ([`Principal`]) to the handler,
 //! which counts streams per token and ends them when the token is rotated.
@@ -25,19 +34,25 @@
 #![allow(clippy::result_large_err)]
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::Principal;
 use super::auth::{AuthFailure, HttpAuth};
+use super::refusal::{
+    INVALID_REQUEST, PARSE_ERROR, body_timeout, clip, header_mismatch, rpc_error, stopping,
+    too_large, unauthorized,
+};
 use crate::daemon::Daemon;
 use crate::events::listen::LISTEN_ALIAS;
 
@@ -49,11 +64,6 @@ pub const NAME_METHODS: [&str; 4] = [
     "events/unsubscribe",
 ];
 
-/// JSON-RPC HeaderMismatch (core 2026-07-28).
-const HEADER_MISMATCH: i64 = -32020;
-/// JSON-RPC Invalid Request: refusals that are not about a header's value.
-const INVALID_REQUEST: i64 = -32600;
-
 /// What the guard checks against.
 pub(crate) struct Guard {
     pub(crate) daemon: Daemon,
@@ -61,6 +71,10 @@ pub(crate) struct Guard {
     /// Accepted `Host` values, lowercase.
     pub(crate) hosts: Vec<String>,
     pub(crate) max_body: usize,
+    /// How long the body may take once the headers are in.
+    pub(crate) body_timeout: Duration,
+    /// The endpoint's stop token: a request still being read when it fires is not served.
+    pub(crate) stop: CancellationToken,
 }
 
 /// The middleware: see the module docs.
@@ -89,27 +103,33 @@ impl Guard {
             Ok(principal) => principal,
             Err(failure) => return Err(unauthorized(failure)),
         };
-        parts.extensions.insert(Principal(principal));
+        parts.extensions.insert(Principal(principal.clone()));
         if parts.method != Method::POST {
             // rmcp answers 405 for everything but POST in stateless mode.
             return Ok(Request::from_parts(parts, body));
         }
         let bytes = self.read_body(&parts.headers, body).await?;
-        let bytes = match serde_json::from_slice::<Value>(&bytes) {
-            // Not JSON, or not one request object: rmcp gives the parse error.
-            Err(_) | Ok(Value::Array(_)) | Ok(Value::Null) => bytes,
-            Ok(mut message) => {
-                route_headers(&mut parts.headers, &mut message)?;
-                Bytes::from(serde_json::to_vec(&message).map_err(|e| {
-                    rpc_error(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        Value::Null,
-                        -32603,
-                        e.to_string(),
-                        None,
-                    )
-                })?)
-            }
+        // The token was checked on the headers; the body may have taken until after a
+        // rotation or a stop, and neither may let a request through.
+        if principal.revoked.is_cancelled() {
+            return Err(unauthorized(AuthFailure::Invalid));
+        }
+        if self.stop.is_cancelled() {
+            return Err(stopping());
+        }
+        let mut message = one_message(&bytes)?;
+        let bytes = if route_headers(&mut parts.headers, &mut message)? {
+            Bytes::from(serde_json::to_vec(&message).map_err(|e| {
+                rpc_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    Value::Null,
+                    -32603,
+                    e.to_string(),
+                    None,
+                )
+            })?)
+        } else {
+            bytes
         };
         parts
             .headers
@@ -118,6 +138,16 @@ impl Guard {
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Response> {
+        // Two Host lines could name two hosts, and which one counts would be a guess.
+        if headers.get_all(header::HOST).iter().nth(1).is_some() {
+            return Err(rpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                INVALID_REQUEST,
+                "more than one Host header; send exactly one".to_owned(),
+                None,
+            ));
+        }
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
@@ -170,7 +200,11 @@ impl Guard {
         if let Some(len) = declared.filter(|len| *len > max as u64) {
             return Err(too_large(Some(len), max));
         }
-        match Limited::new(body, max).collect().await {
+        let read = tokio::time::timeout(self.body_timeout, Limited::new(body, max).collect());
+        let Ok(read) = read.await else {
+            return Err(body_timeout(self.body_timeout));
+        };
+        match read {
             Ok(collected) => Ok(collected.to_bytes()),
             Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(None, max)),
             Err(e) => Err(rpc_error(
@@ -184,8 +218,42 @@ impl Guard {
     }
 }
 
-/// Steps 5 and 6 of the module docs, on a parsed message.
-fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<(), Response> {
+/// Step 5 of the module docs: the body as one JSON-RPC message object.
+fn one_message(bytes: &[u8]) -> Result<Value, Response> {
+    let refused = |code, message: String| {
+        Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            code,
+            message,
+            None,
+        ))
+    };
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(message @ Value::Object(_)) => Ok(message),
+        Ok(Value::Array(_)) => refused(
+            INVALID_REQUEST,
+            "a JSON array (batch) is not supported: protocol 2026-07-28 has no batches; send \
+             one JSON-RPC message per request"
+                .to_owned(),
+        ),
+        Ok(_) => refused(
+            INVALID_REQUEST,
+            "the request body must be one JSON-RPC message (a JSON object)".to_owned(),
+        ),
+        Err(e) => refused(
+            PARSE_ERROR,
+            format!(
+                "the request body is not valid JSON: {}",
+                clip(&e.to_string())
+            ),
+        ),
+    }
+}
+
+/// Steps 6 and 7 of the module docs, on a parsed message. Whether the body changed (only the
+/// listen rename changes it).
+fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, Response> {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let method = message.get("method").and_then(Value::as_str).unwrap_or("");
     if method == "subscriptions/listen" {
@@ -202,10 +270,10 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<(), Res
         }
         message["method"] = json!(LISTEN_ALIAS);
         headers.insert("mcp-method", HeaderValue::from_static(LISTEN_ALIAS));
-        return Ok(());
+        return Ok(true);
     }
     if !NAME_METHODS.contains(&method) {
-        return Ok(());
+        return Ok(false);
     }
     let expected = message.pointer("/params/name").and_then(Value::as_str);
     let mut values = headers.get_all("mcp-name").iter();
@@ -228,7 +296,7 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<(), Res
         ));
     };
     match expected {
-        Some(name) if name == sent => Ok(()),
+        Some(name) if name == sent => Ok(false),
         Some(name) => Err(header_mismatch(
             id,
             format!(
@@ -264,79 +332,6 @@ fn normal_origin(origin: &str) -> String {
     origin.trim().trim_end_matches('/').to_ascii_lowercase()
 }
 
-/// At most 64 characters of a client-supplied value, for messages.
-fn clip(value: &str) -> String {
-    tidings_core::text::sanitize(value, 64)
-}
-
-fn header_mismatch(id: Value, message: String) -> Response {
-    rpc_error(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, message, None)
-}
-
-fn unauthorized(failure: AuthFailure) -> Response {
-    let (challenge, message) = match failure {
-        AuthFailure::Missing => (
-            r#"Bearer realm="tidings""#,
-            "a bearer token is required: send Authorization: Bearer <token> \
-             (see `tidings token show`)",
-        ),
-        AuthFailure::Invalid => (
-            r#"Bearer realm="tidings", error="invalid_token""#,
-            "the bearer token is not the one in force (it may have been rotated; see \
-             `tidings token show`)",
-        ),
-    };
-    let mut response = rpc_error(
-        StatusCode::UNAUTHORIZED,
-        Value::Null,
-        INVALID_REQUEST,
-        message.to_owned(),
-        None,
-    );
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
-    );
-    response
-}
-
-fn too_large(declared: Option<u64>, max: usize) -> Response {
-    let size = declared.map_or("the request body".to_owned(), |n| {
-        format!("a request body of {n} bytes")
-    });
-    rpc_error(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        Value::Null,
-        INVALID_REQUEST,
-        format!(
-            "{size} exceeds the {} limit ({max} bytes)",
-            crate::frames::human(max)
-        ),
-        Some(json!({"limit": "request_body_bytes", "max": max})),
-    )
-}
-
-/// A JSON-RPC error response with `status`.
-fn rpc_error(
-    status: StatusCode,
-    id: Value,
-    code: i64,
-    message: String,
-    data: Option<Value>,
-) -> Response {
-    let mut error = json!({"code": code, "message": message});
-    if let Some(data) = data {
-        error["data"] = data;
-    }
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,7 +357,7 @@ mod tests {
             message["params"]["name"] = json!(name);
         }
         route_headers(&mut headers, &mut message)
-            .map(|()| message)
+            .map(|_| message)
             .map_err(|r| r.status())
     }
 
@@ -394,7 +389,7 @@ mod tests {
             HeaderValue::from_static("subscriptions/listen"),
         );
         let mut message = json!({"id": 1, "method": "subscriptions/listen", "params": {}});
-        route_headers(&mut headers, &mut message).unwrap();
+        assert!(route_headers(&mut headers, &mut message).unwrap());
         assert_eq!(message["method"], LISTEN_ALIAS);
         assert_eq!(headers["mcp-method"], LISTEN_ALIAS);
         let mut message = json!({"id": 1, "method": "subscriptions/listen"});

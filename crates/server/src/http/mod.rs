@@ -8,18 +8,21 @@
 //! a terminal first message as plain `application/json` (so a refused `events/stream` is a
 //! JSON error, as spec/events.md 4 asks) and anything that notifies as `text/event-stream`
 //! with `X-Accel-Buffering: no`; `MCP-Protocol-Version` required; its own Host check and body
-//! limit set to ours as a second line. A client that drops the response cancels the request
+//! limit a backstop above ours. A client that drops the response cancels the request
 //! (rmcp's `CancelOnDisconnect`), which ends its stream and frees its place under the caps.
 //!
 //! Each endpoint has its own stop token, a child of the daemon's shutdown: cancelling it closes
 //! the port and ends the endpoint's streams without touching the socket.
 //!
-//! Files: [`guard`] (the checks before rmcp), [`auth`] (the token in force, per-token state,
+//! Files: `accept` (our accept loop: connection cap, header-read timeout, stop grace),
+//! [`guard`] (the checks before rmcp), [`auth`] (the token in force, per-token state,
 //! rotation), [`token`] (generation and the keychain), [`supervisor`] (starts, stops and moves
 //! the endpoint as `[http]` settings change). Decisions: docs/http.md.
 
+mod accept;
 pub mod auth;
 pub mod guard;
+mod refusal;
 pub mod supervisor;
 pub mod token;
 
@@ -189,7 +192,8 @@ impl HttpEndpoint {
     }
 
     /// Serve until [`stop_token`](HttpEndpoint::stop_token) is cancelled or the daemon shuts
-    /// down; returns once every connection has closed.
+    /// down; returns once every connection has closed (those still open after
+    /// `http_stop_grace` are dropped).
     pub async fn serve(self) {
         let port = self.addr.port();
         let mut hosts = vec![
@@ -203,6 +207,11 @@ impl HttpEndpoint {
         }
         let limits = self.daemon.limits().clone();
         let stop = self.stop.clone();
+        // rmcp cuts every SSE body when its token is cancelled (`take_until`), so it gets a
+        // token of its own, cancelled only once the connections are gone: stopping cancels
+        // `stop`, the handlers see it (each principal's `closed` is its child) and return
+        // their final result, and rmcp still delivers that last frame.
+        let rmcp_stop = CancellationToken::new();
         let config = StreamableHttpServerConfig::default()
             .with_sse_keep_alive(None)
             .with_sse_retry(None)
@@ -210,8 +219,10 @@ impl HttpEndpoint {
             .with_json_response(true)
             .with_stateless_protocol_metadata_required(true)
             .with_allowed_hosts(hosts.clone())
-            .with_max_request_body_bytes(limits.max_http_body_bytes)
-            .with_cancellation_token(stop.child_token());
+            // The guard enforces the real limit on the bytes the client sent; rmcp's is a
+            // backstop with headroom, so it never answers in plain text for an in-limit body.
+            .with_max_request_body_bytes(limits.max_http_body_bytes.saturating_mul(2))
+            .with_cancellation_token(rmcp_stop.clone());
         let daemon = self.daemon.clone();
         let service = StreamableHttpService::new(
             move || Ok(EventsHandler::for_http(daemon.clone())),
@@ -223,18 +234,16 @@ impl HttpEndpoint {
             auth: self.auth.clone(),
             hosts,
             max_body: limits.max_http_body_bytes,
+            body_timeout: limits.http_body_timeout,
+            stop: stop.clone(),
         });
         let app = axum::Router::new()
             .route_service(PATH, service)
             .layer(axum::middleware::from_fn_with_state(guard, guard::check));
         let url = self.url();
         tracing::info!(%url, no_auth = self.auth.is_no_auth(), "HTTP endpoint serving");
-        let served = axum::serve(self.listener, app)
-            .with_graceful_shutdown(stop.cancelled_owned())
-            .await;
-        match served {
-            Ok(()) => tracing::info!(%url, "HTTP endpoint stopped"),
-            Err(error) => tracing::warn!(%error, "HTTP endpoint stopped"),
-        }
+        accept::serve(self.listener, app, &limits, &stop).await;
+        rmcp_stop.cancel();
+        tracing::info!(%url, "HTTP endpoint stopped");
     }
 }

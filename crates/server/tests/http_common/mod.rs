@@ -1,10 +1,12 @@
 //! Shared helpers for the HTTP endpoint tests: an in-process demo daemon (simulator on) with
 //! the endpoint on 127.0.0.1 and an ephemeral port, its token in a mock keychain, and a light
 //! HTTP/1.1 client (hyper's connection API) with an SSE reader. Every wait is capped by
-//! [`WAIT`]. [`live`] runs the endpoint under its settings supervisor instead.
+//! [`WAIT`]. [`live`] runs the endpoint under its settings supervisor instead; [`raw`] speaks
+//! HTTP/1.1 by hand on a TCP stream, for requests no well-behaved client would send.
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 pub mod live;
+pub mod raw;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,7 +26,9 @@ use tidings_server::demo::{Demo, DemoHome};
 use tidings_server::http::auth::AuthMode;
 use tidings_server::http::{HttpEndpoint, HttpOptions};
 use tidings_server::limits::ServerLimits;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// The longest any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -35,6 +39,10 @@ pub struct Server {
     pub addr: SocketAddr,
     pub keychain: KeyringKeychain,
     pub auth: Arc<tidings_server::http::auth::HttpAuth>,
+    /// The endpoint's own stop token.
+    pub stop: CancellationToken,
+    /// The endpoint's `serve` task: it ends once every connection is gone.
+    pub served: JoinHandle<()>,
     _demo: Demo,
     _home: DemoHome,
 }
@@ -55,12 +63,15 @@ impl Server {
         .unwrap();
         let addr = endpoint.local_addr();
         let auth = endpoint.auth().clone();
-        tokio::spawn(endpoint.serve());
+        let stop = endpoint.stop_token();
+        let served = tokio::spawn(endpoint.serve());
         Server {
             daemon,
             addr,
             keychain,
             auth,
+            stop,
+            served,
             _demo: demo,
             _home: home,
         }
@@ -79,6 +90,28 @@ impl Server {
     /// Open streams daemon-wide, waiting (capped) until it equals `n`.
     pub async fn wait_streams(&self, n: usize) {
         wait_streams(&self.daemon, n).await;
+    }
+
+    /// What `tidings token rotate` does: a new token in the keychain, then the socket
+    /// request. Returns the socket's answer.
+    pub async fn rotate(&self) -> Value {
+        tidings_server::http::token::rotate(&self.keychain).unwrap();
+        let (ours, theirs) = tokio::io::duplex(64 * 1024);
+        let daemon = self.daemon.clone();
+        tokio::spawn(async move { daemon.serve_connection(theirs).await });
+        let (read, mut write) = tokio::io::split(ours);
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tidings/token/rotate",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                 "io.modelcontextprotocol/clientCapabilities": {}}}});
+        write
+            .write_all(format!("{request}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut line = String::new();
+        within(BufReader::new(read).read_line(&mut line))
+            .await
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
     }
 }
 

@@ -1,0 +1,118 @@
+//! The guard's refusals: each is a JSON-RPC error as `application/json` with the HTTP status
+//! that fits, its message naming what to fix and, for a limit, the limit (`data.limit`,
+//! `data.max`), so no refusal reaches a client as rmcp's plain text.
+
+use std::time::Duration;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::auth::AuthFailure;
+
+/// JSON-RPC Parse error: the body is not JSON.
+pub(super) const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC Invalid Request: refusals that are not about a header's value.
+pub(super) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC HeaderMismatch (core 2026-07-28).
+const HEADER_MISMATCH: i64 = -32020;
+/// JSON-RPC Internal error, for a request the server can no longer serve.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// At most 64 characters of a client-supplied value, for messages.
+pub(super) fn clip(value: &str) -> String {
+    tidings_core::text::sanitize(value, 64)
+}
+
+pub(super) fn header_mismatch(id: Value, message: String) -> Response {
+    rpc_error(StatusCode::BAD_REQUEST, id, HEADER_MISMATCH, message, None)
+}
+
+pub(super) fn unauthorized(failure: AuthFailure) -> Response {
+    let (challenge, message) = match failure {
+        AuthFailure::Missing => (
+            r#"Bearer realm="tidings""#,
+            "a bearer token is required: send Authorization: Bearer <token> \
+             (see `tidings token show`)",
+        ),
+        AuthFailure::Invalid => (
+            r#"Bearer realm="tidings", error="invalid_token""#,
+            "the bearer token is not the one in force (it may have been rotated; see \
+             `tidings token show`)",
+        ),
+    };
+    let mut response = rpc_error(
+        StatusCode::UNAUTHORIZED,
+        Value::Null,
+        INVALID_REQUEST,
+        message.to_owned(),
+        None,
+    );
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    response
+}
+
+pub(super) fn too_large(declared: Option<u64>, max: usize) -> Response {
+    let size = declared.map_or("the request body".to_owned(), |n| {
+        format!("a request body of {n} bytes")
+    });
+    rpc_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        Value::Null,
+        INVALID_REQUEST,
+        format!(
+            "{size} exceeds the {} limit ({max} bytes)",
+            crate::frames::human(max)
+        ),
+        Some(json!({"limit": "request_body_bytes", "max": max})),
+    )
+}
+
+/// A JSON-RPC error response with `status`.
+pub(super) fn rpc_error(
+    status: StatusCode,
+    id: Value,
+    code: i64,
+    message: String,
+    data: Option<Value>,
+) -> Response {
+    let mut error = json!({"code": code, "message": message});
+    if let Some(data) = data {
+        error["data"] = data;
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The body did not arrive within `limit` of the headers.
+pub(super) fn body_timeout(limit: Duration) -> Response {
+    rpc_error(
+        StatusCode::REQUEST_TIMEOUT,
+        Value::Null,
+        INVALID_REQUEST,
+        format!(
+            "the request body did not arrive within the {} ms limit after the headers",
+            limit.as_millis()
+        ),
+        Some(json!({"limit": "request_body_timeout_ms", "max": limit.as_millis() as u64})),
+    )
+}
+
+/// The endpoint began stopping while the request's body was read.
+pub(super) fn stopping() -> Response {
+    rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Value::Null,
+        INTERNAL_ERROR,
+        "the HTTP endpoint is stopping; the request was not served".to_owned(),
+        Some(json!({"reason": "endpoint_stopping"})),
+    )
+}
