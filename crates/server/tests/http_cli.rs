@@ -150,16 +150,27 @@ fn a_bad_http_setting_at_start_is_logged_and_the_daemon_serves_on() {
             }
         }
     });
+    // The endpoint starts beside the socket, so its failure is logged after the how-to:
+    // wait for that line too (capped), keeping stderr for the messages.
+    let (err_tx, err_rx) = channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = err_tx.send(line);
+        }
+    });
     let serving = rx.recv_timeout(WAIT);
+    let mut stderr = String::new();
+    let deadline = std::time::Instant::now() + WAIT;
+    while !stderr.contains("the HTTP endpoint did not start") {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match err_rx.recv_timeout(left) {
+            Ok(line) => stderr.push_str(&format!("{line}\n")),
+            Err(_) => break,
+        }
+    }
     let still_running = child.try_wait().unwrap().is_none();
     child.kill().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
     let _ = child.wait();
     assert!(serving.is_ok(), "the daemon did not start: {stderr}");
     assert!(still_running, "{stderr}");

@@ -1,7 +1,8 @@
 //! `[http] enabled` and `listen` apply live, over real HTTP on 127.0.0.1: enabling starts the
 //! endpoint (making the token on first enable), disabling ends its streams and releases the
 //! port, a new `listen` moves it, a bad setting leaves the daemon and socket serving and is
-//! retried on the next change, and `--http` holds the endpoint on whatever settings say.
+//! retried on the next change, `--http` holds the endpoint on whatever settings say, and a
+//! keychain that hangs delays neither the socket nor shutdown.
 
 mod http_common;
 
@@ -171,4 +172,25 @@ async fn a_forced_endpoint_that_cannot_start_is_an_error() {
     .err()
     .expect("a non-loopback --http must fail");
     assert!(err.to_string().contains("only a loopback address"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_keychain_that_hangs_blocks_neither_the_socket_nor_shutdown() {
+    // The keychain call blocks until the test releases it (dropping the sender).
+    let (release, hang) = std::sync::mpsc::channel::<()>();
+    let hang = std::sync::Mutex::new(hang);
+    let auth: tidings_server::http::supervisor::AuthSource = std::sync::Arc::new(move || {
+        let _ = hang.lock().unwrap().recv();
+        Err(tidings_server::http::HttpError::AlreadyServing)
+    });
+    let live = Live::spawn_with(free_addr(), auth);
+    assert_eq!(live.http.state(), HttpState::Starting);
+    let answer = live.socket_call("events/list", json!({})).await;
+    assert!(answer["result"]["events"].is_array(), "{answer}");
+
+    live.daemon.shutdown();
+    let state = live.wait_state(|s| *s == HttpState::Off).await;
+    assert_eq!(state, HttpState::Off);
+    within(live.http.stopped()).await;
+    drop(release);
 }

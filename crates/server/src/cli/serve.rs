@@ -57,12 +57,12 @@ async fn run_real(
     };
     tracing::info!(settings = %config.settings_path.display(), "settings");
     let daemon = Daemon::start(config)?;
-    let http = start_http(&args, &daemon).await?;
+    let http = spawn_http(&args, &daemon);
     eprintln!("tidings: serving on {}", listener.path().display());
-    if let Some(how_to) = http_how_to(&http.state()) {
+    serve_until_signal(&listener, &daemon, stop, http, |how_to| {
         eprintln!("tidings: {how_to}");
-    }
-    serve_until_signal(&listener, &daemon, stop, http).await;
+    })
+    .await?;
     Ok(exit_code::SUCCESS)
 }
 
@@ -93,39 +93,62 @@ async fn run_demo(
         demo: Some(demo.control()),
     };
     let daemon = Daemon::start(config)?;
-    let http = start_http(&args, &daemon).await?;
-    let mut how_to = how_to_connect(&home, layout, listener.path(), args.simulate.0);
-    if let Some(http) = http_how_to(&http.state()) {
-        how_to.push_str(&format!("\n{http}"));
-    }
+    let http = spawn_http(&args, &daemon);
+    let how_to = how_to_connect(&home, layout, listener.path(), args.simulate.0);
     println!("{how_to}");
-    serve_until_signal(&listener, &daemon, stop, http).await;
+    let served = serve_until_signal(&listener, &daemon, stop, http, |how_to| {
+        println!("{how_to}");
+    })
+    .await;
     // Stop the simulator before the temporary home (if any) is removed.
     drop(demo);
     drop(listener);
     drop(home);
+    served?;
     Ok(exit_code::SUCCESS)
 }
 
 /// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down (which ends the HTTP
-/// endpoint too). The caller drops the listener afterwards, which removes the socket.
+/// endpoint too). The socket serves from the start; the HTTP endpoint starts beside it, and
+/// `say` gets its URL once it serves. A forced (`--http`) endpoint that cannot start shuts
+/// the daemon down and is the error. The caller drops the listener afterwards, which removes
+/// the socket.
 async fn serve_until_signal(
     listener: &SocketListener,
     daemon: &Daemon,
     stop: impl Future<Output = ()>,
-    http: HttpSupervisor,
-) {
-    listener.serve(daemon, stop).await;
+    mut http: HttpSupervisor,
+    say: impl FnOnce(String),
+) -> Result<(), HttpError> {
+    let serving = listener.serve(daemon, stop);
+    tokio::pin!(serving);
+    let mut result = Ok(());
+    tokio::select! {
+        // A signal during start-up: the supervisor is raced against shutdown, so this is quick.
+        () = &mut serving => {}
+        settled = http.settled() => {
+            match settled {
+                Ok(state) => {
+                    if let Some(how_to) = http_how_to(&state) {
+                        say(how_to);
+                    }
+                    serving.await;
+                }
+                Err(error) => result = Err(error),
+            }
+        }
+    }
     tracing::info!("shutting down");
     daemon.shutdown();
     http.stopped().await;
+    result
 }
 
-/// Start the HTTP supervisor: `--http ADDR` forces the endpoint on for the whole run, and a
-/// failure to start it (a non-loopback address, no keychain, a taken port) stops `serve`, as
-/// the user asked for it on the command line. Otherwise `[http]` in settings decides, live; a
-/// failure there is logged and retried on the next settings change.
-async fn start_http(args: &ServeArgs, daemon: &Daemon) -> anyhow::Result<HttpSupervisor> {
+/// Start the HTTP supervisor in the background: `--http ADDR` forces the endpoint on for the
+/// whole run, and a failure to start it (a non-loopback address, no keychain, a taken port)
+/// stops `serve`, as the user asked for it on the command line. Otherwise `[http]` in
+/// settings decides, live; a failure there is logged and retried on the next settings change.
+fn spawn_http(args: &ServeArgs, daemon: &Daemon) -> HttpSupervisor {
     let auth: AuthSource = if args.no_auth {
         // `--no-auth` requires `--http`, so the endpoint is forced on and this prints once.
         eprintln!("{NO_AUTH_WARNING}");
@@ -139,7 +162,7 @@ async fn start_http(args: &ServeArgs, daemon: &Daemon) -> anyhow::Result<HttpSup
             Ok(AuthMode::Token(Arc::new(keychain)))
         })
     };
-    Ok(HttpSupervisor::start(daemon, args.http, auth).await?)
+    HttpSupervisor::spawn(daemon, args.http, auth)
 }
 
 const NO_AUTH_WARNING: &str = "\

@@ -2,14 +2,18 @@
 //! endpoint serving now and, on each settings change, starts it, stops it or moves it, as a
 //! user flipping "HTTP endpoint" in the menu expects.
 //!
+//! - The supervisor starts in the background ([`HttpSupervisor::spawn`]): the socket serves
+//!   while the keychain is asked, and every keychain call and bind is raced against the
+//!   daemon's shutdown, so a keychain that hangs neither delays start nor blocks shutdown.
 //! - `--http ADDR` forces the endpoint on at ADDR for the whole run: settings are not watched,
-//!   and a failure to start is returned to `serve`, which stops (the user asked for it).
+//!   and a failure to start is reported by [`HttpSupervisor::settled`] to `serve`, which stops
+//!   (the user asked for it).
 //! - Otherwise the settings decide, at start and live. A start that fails (a non-loopback
 //!   address, no keychain, a taken port) is logged on one line and retried on the next
 //!   settings change; the daemon and its socket keep serving.
 //! - Stopping cancels the endpoint's own stop token: the port closes at once, every stream it
-//!   serves ends (its response closes), and after [`STOP_GRACE`] any connection still open is
-//!   dropped. A new `listen` is bound only once the old endpoint is gone.
+//!   serves ends with its final result, and after `http_stop_grace` the endpoint drops any
+//!   connection still open. A new `listen` is bound only once the old endpoint is gone.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +21,7 @@ use std::time::Duration;
 
 use tidings_core::Settings;
 use tidings_core::settings::HttpSettings;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -26,8 +30,9 @@ use super::token::TokenError;
 use super::{HttpEndpoint, HttpError, HttpOptions, PATH};
 use crate::daemon::Daemon;
 
-/// How long a stopping endpoint may take to close its connections before they are dropped.
-pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long past its own stop grace an endpoint's task may take before it is aborted: a
+/// backstop only, as the endpoint drops its connections itself.
+const STOP_BACKSTOP: Duration = Duration::from_secs(5);
 
 /// Makes the auth for each start. Asked anew every time, so a keychain that was missing at
 /// one attempt is found at the next. May block (the system keychain talks to D-Bus).
@@ -37,6 +42,8 @@ pub type AuthSource = Arc<dyn Fn() -> Result<AuthMode, HttpError> + Send + Sync>
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HttpState {
+    /// The supervisor has not finished its first start yet (the keychain may be slow).
+    Starting,
     /// Not serving: off in settings, or the daemon has shut down.
     Off,
     /// Serving on `addr` (the bound address, so a port 0 in settings is resolved).
@@ -60,6 +67,7 @@ impl HttpState {
     /// One line for `tidings status`.
     pub fn describe(&self) -> String {
         match self {
+            HttpState::Starting => "starting".to_owned(),
             HttpState::Off => "off".to_owned(),
             HttpState::Serving { addr, no_auth } => format!(
                 "serving at http://{addr}{PATH}{}",
@@ -86,43 +94,60 @@ impl HttpState {
 pub struct HttpSupervisor {
     state: watch::Receiver<HttpState>,
     task: JoinHandle<()>,
+    /// A forced (`--http`) endpoint's failure to start.
+    fatal: oneshot::Receiver<HttpError>,
 }
 
 impl HttpSupervisor {
-    /// Start the endpoint if `forced` (`--http`) or the settings ask for it, then follow the
-    /// settings until the daemon shuts down. Errs only when a forced endpoint cannot start.
-    pub async fn start(
-        daemon: &Daemon,
-        forced: Option<SocketAddr>,
-        auth: AuthSource,
-    ) -> Result<HttpSupervisor, HttpError> {
-        let (state, state_rx) = watch::channel(HttpState::Off);
+    /// Start supervising in the background, at once: the endpoint starts if `forced`
+    /// (`--http`) or the settings ask for it, then follows the settings until the daemon
+    /// shuts down. A forced endpoint that cannot start is reported by [`settled`].
+    ///
+    /// [`settled`]: HttpSupervisor::settled
+    pub fn spawn(daemon: &Daemon, forced: Option<SocketAddr>, auth: AuthSource) -> HttpSupervisor {
+        let (state, state_rx) = watch::channel(HttpState::Starting);
         daemon.set_http_state(state_rx.clone());
-        let mut supervisor = Supervisor {
+        let (fatal_tx, fatal) = oneshot::channel();
+        let supervisor = Supervisor {
             daemon: daemon.clone(),
             auth,
             state,
             running: None,
         };
-        let settings = match forced {
-            Some(listen) => {
-                let endpoint = supervisor.bind(listen).await?;
-                supervisor.run(listen, endpoint);
-                None
-            }
-            None => {
-                // Subscribed before the first look, so no change between the two is missed.
-                let mut settings = daemon.settings_receiver();
-                let http = settings.borrow_and_update().http.clone();
-                supervisor.reconcile(&http).await;
-                Some(settings)
-            }
-        };
-        let task = tokio::spawn(supervisor.supervise(settings));
-        Ok(HttpSupervisor {
+        let task = tokio::spawn(supervisor.begin(forced, fatal_tx));
+        HttpSupervisor {
             state: state_rx,
             task,
-        })
+            fatal,
+        }
+    }
+
+    /// [`spawn`](HttpSupervisor::spawn), then wait until the first start has settled. Errs
+    /// only when a forced endpoint cannot start.
+    pub async fn start(
+        daemon: &Daemon,
+        forced: Option<SocketAddr>,
+        auth: AuthSource,
+    ) -> Result<HttpSupervisor, HttpError> {
+        let mut supervisor = HttpSupervisor::spawn(daemon, forced, auth);
+        supervisor.settled().await?;
+        Ok(supervisor)
+    }
+
+    /// Wait until the first start has settled (serving, off, or failed); the state then, or
+    /// the error of a forced endpoint that could not start.
+    pub async fn settled(&mut self) -> Result<HttpState, HttpError> {
+        let mut rx = self.state.clone();
+        let state = match rx.wait_for(|s| *s != HttpState::Starting).await {
+            Ok(state) => state.clone(),
+            // The task is gone: it settled (or failed) before it went.
+            Err(_) => self.state.borrow().clone(),
+        };
+        // Sent before the Failed state, so it is here if the start failed.
+        match self.fatal.try_recv() {
+            Ok(error) => Err(error),
+            Err(_) => Ok(state),
+        }
     }
 
     /// What the endpoint is doing now.
@@ -136,7 +161,7 @@ impl HttpSupervisor {
     }
 
     /// After `Daemon::shutdown`: wait until the endpoint has closed (its connections get
-    /// [`STOP_GRACE`], then are dropped).
+    /// `http_stop_grace`, then are dropped).
     pub async fn stopped(self) {
         if let Err(e) = self.task.await {
             tracing::warn!(error = %e, "the HTTP supervisor failed");
@@ -161,6 +186,43 @@ struct Supervisor {
 }
 
 impl Supervisor {
+    /// The first start, raced against shutdown, then [`supervise`](Supervisor::supervise).
+    async fn begin(mut self, forced: Option<SocketAddr>, fatal: oneshot::Sender<HttpError>) {
+        let shutdown = self.daemon.shutdown_token().clone();
+        let settings = match forced {
+            Some(listen) => {
+                let bound = tokio::select! {
+                    _ = shutdown.cancelled() => {
+                        self.state.send_replace(HttpState::Off);
+                        return;
+                    }
+                    bound = self.bind(listen) => bound,
+                };
+                match bound {
+                    Ok(endpoint) => self.run(listen, endpoint),
+                    Err(error) => {
+                        let failed = HttpState::Failed {
+                            listen,
+                            error: error.to_string(),
+                        };
+                        let _ = fatal.send(error);
+                        self.state.send_replace(failed);
+                        return;
+                    }
+                }
+                None
+            }
+            None => {
+                // Subscribed before the first look, so no change between the two is missed.
+                let mut settings = self.daemon.settings_receiver();
+                let http = settings.borrow_and_update().http.clone();
+                self.reconcile(&http).await;
+                Some(settings)
+            }
+        };
+        self.supervise(settings).await;
+    }
+
     /// Follow `settings` (none when forced) until the daemon shuts down, then stop.
     async fn supervise(mut self, mut settings: Option<watch::Receiver<Arc<Settings>>>) {
         let shutdown = self.daemon.shutdown_token().clone();
@@ -189,7 +251,16 @@ impl Supervisor {
             self.state.send_replace(HttpState::Off);
             return;
         };
-        match self.bind(listen).await {
+        // The keychain may hang: shutdown must not wait for it.
+        let shutdown = self.daemon.shutdown_token().clone();
+        let bound = tokio::select! {
+            _ = shutdown.cancelled() => {
+                self.state.send_replace(HttpState::Off);
+                return;
+            }
+            bound = self.bind(listen) => bound,
+        };
+        match bound {
             Ok(endpoint) => self.run(listen, endpoint),
             Err(error) => {
                 tracing::warn!(
@@ -237,13 +308,12 @@ impl Supervisor {
             return;
         };
         running.stop.cancel();
-        if tokio::time::timeout(STOP_GRACE, &mut running.task)
+        let backstop = self.daemon.limits().http_stop_grace + STOP_BACKSTOP;
+        if tokio::time::timeout(backstop, &mut running.task)
             .await
             .is_err()
         {
-            tracing::warn!(
-                "the HTTP endpoint did not close its connections in time; dropping them"
-            );
+            tracing::warn!("the HTTP endpoint did not stop in time; aborting it");
             running.task.abort();
             let _ = running.task.await;
         }

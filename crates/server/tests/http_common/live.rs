@@ -47,6 +47,27 @@ impl Live {
         }
     }
 
+    /// Settings with `[http]` enabled on `listen` from the start, and `auth` for the
+    /// keychain; the supervisor is spawned, not waited for (as `serve` runs it).
+    pub fn spawn_with(listen: SocketAddr, auth: AuthSource) -> Live {
+        let (daemon, demo, home) = demo_daemon(|_| {});
+        daemon
+            .update_settings(|s| {
+                s.http.enabled = true;
+                s.http.listen = listen;
+            })
+            .unwrap();
+        let keychain = KeyringKeychain::mock(SERVICE);
+        let http = HttpSupervisor::spawn(&daemon, None, auth);
+        Live {
+            daemon,
+            keychain,
+            http,
+            _demo: demo,
+            _home: home,
+        }
+    }
+
     /// Set `[http] enabled` and `listen`, as the menu would (saved, then applied).
     pub fn set_http(&self, enabled: bool, listen: SocketAddr) {
         self.daemon
