@@ -1,6 +1,7 @@
 //! `tidings serve --http` as a process: `--demo --no-auth` prints the URL and a loud warning,
 //! and without a keychain the endpoint refuses to start, naming what is missing. An endpoint
-//! asked for by settings that cannot start is logged, and the daemon serves on.
+//! asked for by settings that cannot start is logged, and the daemon serves on. A keychain
+//! that hangs delays neither the socket nor a SIGTERM.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
@@ -179,4 +180,88 @@ fn a_bad_http_setting_at_start_is_logged_and_the_daemon_serves_on() {
             && stderr.contains("refusing to serve HTTP on 0.0.0.0:3917"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_keychain_that_hangs_delays_neither_the_socket_nor_sigterm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    // A "session bus" that accepts and never says a word: the Secret Service call hangs.
+    let bus_path = tmp.path().join("bus");
+    let bus = std::os::unix::net::UnixListener::bind(&bus_path).unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in bus.incoming() {
+            held.push(conn);
+        }
+    });
+    let socket = dir.join("tidings.sock");
+    let mut child = tidings()
+        .args([
+            "serve",
+            "--demo",
+            "--simulate",
+            "off",
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .arg("--data-dir")
+        .arg(&dir)
+        .arg("--socket")
+        .arg(&socket)
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unix:path={}", bus_path.display()),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("Tidings demo is serving") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let serving = rx.recv_timeout(WAIT);
+    if serving.is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the socket waited for the keychain");
+    }
+    // The socket answers while the keychain is still being asked.
+    let mut conn = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    conn.set_read_timeout(Some(WAIT)).unwrap();
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "events/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}}}});
+    std::io::Write::write_all(&mut conn, format!("{request}\n").as_bytes()).unwrap();
+    let mut line = String::new();
+    BufReader::new(&conn).read_line(&mut line).unwrap();
+    assert!(line.contains("\"events\""), "{line}");
+    // SIGTERM ends it, keychain or not.
+    let killed = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve did not exit on SIGTERM while the keychain hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
 }
