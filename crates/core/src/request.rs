@@ -45,7 +45,7 @@ impl SubscriptionParams {
             other => {
                 return Err(RequestError::invalid(
                     "params",
-                    format!("params must be an object, got {}", kind(other)),
+                    format!("params must be an object, got {}", json_kind(other)),
                 ));
             }
         };
@@ -63,7 +63,7 @@ impl SubscriptionParams {
             Some(other) => {
                 return Err(RequestError::invalid(
                     "name",
-                    format!("name must be a string, got {}", kind(other)),
+                    format!("name must be a string, got {}", json_kind(other)),
                 ));
             }
         };
@@ -73,7 +73,7 @@ impl SubscriptionParams {
             Some(other) => {
                 return Err(RequestError::invalid(
                     "arguments",
-                    format!("arguments must be an object, got {}", kind(other)),
+                    format!("arguments must be an object, got {}", json_kind(other)),
                 ));
             }
         };
@@ -86,7 +86,7 @@ impl SubscriptionParams {
             Some(other) => {
                 return Err(RequestError::invalid(
                     "cursor",
-                    format!("cursor must be a string or null, got {}", kind(other)),
+                    format!("cursor must be a string or null, got {}", json_kind(other)),
                 ));
             }
         };
@@ -130,11 +130,12 @@ fn non_negative(obj: &Map<String, Value>, field: &str) -> Result<Option<u64>, Re
             }
             _ => Err(wrong(n)),
         },
-        Some(other) => Err(wrong(&kind(other))),
+        Some(other) => Err(wrong(&json_kind(other))),
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+/// How an error message names a JSON value's type ("a string", "an array", …).
+pub fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -265,7 +266,10 @@ fn string_list(arguments: &Map<String, Value>, key: &str) -> Result<Vec<String>,
         Some(other) => {
             return Err(RequestError::invalid(
                 field.clone(),
-                format!("{field} must be an array of strings, got {}", kind(other)),
+                format!(
+                    "{field} must be an array of strings, got {}",
+                    json_kind(other)
+                ),
             ));
         }
     };
@@ -295,7 +299,7 @@ fn string_list(arguments: &Map<String, Value>, key: &str) -> Result<Vec<String>,
             )),
             other => Err(RequestError::invalid(
                 field.clone(),
-                format!("{field}[{i}] must be a string, got {}", kind(other)),
+                format!("{field}[{i}] must be a string, got {}", json_kind(other)),
             )),
         })
         .collect()

@@ -268,22 +268,7 @@ async fn rotating_the_token_ends_old_streams_and_the_new_token_works() {
 
     // What `tidings token rotate` does: a new token in the keychain, then the socket request.
     let new = token::rotate(&s.keychain).unwrap();
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    let daemon = s.daemon.clone();
-    tokio::spawn(async move { daemon.serve_connection(theirs).await });
-    let (read, mut write) = tokio::io::split(ours);
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tidings/token/rotate", "params": {
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {}}}});
-    write
-        .write_all(format!("{request}\n").as_bytes())
-        .await
-        .unwrap();
-    let mut line = String::new();
-    within(BufReader::new(read).read_line(&mut line))
-        .await
-        .unwrap();
-    let answer: Value = serde_json::from_str(&line).unwrap();
+    let answer = http_common::socket_call(&s.daemon, "tidings/token/rotate", json!({})).await;
     assert_eq!(answer["result"]["rotated"], true, "{answer}");
     assert_eq!(answer["result"]["streamsEnded"], 1);
 

@@ -8,6 +8,7 @@
 use rmcp::ErrorData;
 use rmcp::model::{ErrorCode, RequestId};
 use serde_json::{Map, Value, json};
+use tidings_core::request::json_kind;
 
 use super::human;
 use crate::events::errors::duplicate_stream_id;
@@ -64,7 +65,7 @@ fn refuse_request(m: &Map<String, Value>, live: impl Fn(&RequestId) -> bool) -> 
         && !params.is_null()
     {
         let error = ErrorData::invalid_params(
-            format!("params must be an object, got {}", kind(params)),
+            format!("params must be an object, got {}", json_kind(params)),
             Some(json!({"field": "params"})),
         );
         return Some(error_frame(id.clone(), &error));
@@ -102,17 +103,6 @@ fn error_frame(id: Value, error: &ErrorData) -> Vec<u8> {
         .into_bytes();
     frame.push(b'\n');
     frame
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The top-level `"id"` of the JSON object that `head` begins (possibly cut short), when it is

@@ -5,14 +5,13 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tidings_platform::keychain::{HTTP_TOKEN_ACCOUNT, SERVICE};
 use tidings_platform::{Keychain, KeyringKeychain};
 use tidings_server::daemon::Daemon;
 use tidings_server::demo::{Demo, DemoHome};
 use tidings_server::http::auth::AuthMode;
 use tidings_server::http::supervisor::{AuthSource, HttpState, HttpSupervisor};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::{Call, demo_daemon, within};
 
@@ -103,23 +102,7 @@ impl Live {
 
     /// One request on a fresh socket connection; its answer.
     pub async fn socket_call(&self, method: &str, params: Value) -> Value {
-        let (ours, theirs) = tokio::io::duplex(64 * 1024);
-        let daemon = self.daemon.clone();
-        tokio::spawn(async move { daemon.serve_connection(theirs).await });
-        let (read, mut write) = tokio::io::split(ours);
-        let mut params = params;
-        params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                 "io.modelcontextprotocol/clientCapabilities": {}});
-        let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        write
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .unwrap();
-        let mut line = String::new();
-        within(BufReader::new(read).read_line(&mut line))
-            .await
-            .unwrap();
-        serde_json::from_str(&line).unwrap()
+        super::socket_call(&self.daemon, method, params).await
     }
 }
 

@@ -96,23 +96,29 @@ impl Server {
     /// request. Returns the socket's answer.
     pub async fn rotate(&self) -> Value {
         tidings_server::http::token::rotate(&self.keychain).unwrap();
-        let (ours, theirs) = tokio::io::duplex(64 * 1024);
-        let daemon = self.daemon.clone();
-        tokio::spawn(async move { daemon.serve_connection(theirs).await });
-        let (read, mut write) = tokio::io::split(ours);
-        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tidings/token/rotate",
-            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                 "io.modelcontextprotocol/clientCapabilities": {}}}});
-        write
-            .write_all(format!("{request}\n").as_bytes())
-            .await
-            .unwrap();
-        let mut line = String::new();
-        within(BufReader::new(read).read_line(&mut line))
-            .await
-            .unwrap();
-        serde_json::from_str(&line).unwrap()
+        socket_call(&self.daemon, "tidings/token/rotate", json!({})).await
     }
+}
+
+/// One request (with the 2026-07-28 `_meta`) on a fresh socket-style connection to `daemon`;
+/// its answer.
+pub async fn socket_call(daemon: &Daemon, method: &str, mut params: Value) -> Value {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let daemon = daemon.clone();
+    tokio::spawn(async move { daemon.serve_connection(theirs).await });
+    let (read, mut write) = tokio::io::split(ours);
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                             "io.modelcontextprotocol/clientCapabilities": {}});
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    write
+        .write_all(format!("{request}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut line = String::new();
+    within(BufReader::new(read).read_line(&mut line))
+        .await
+        .unwrap();
+    serde_json::from_str(&line).unwrap()
 }
 
 /// A demo daemon (no HTTP endpoint yet): the demo stores, a simulator every 150 ms, 200 ms
