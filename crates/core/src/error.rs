@@ -120,11 +120,18 @@ pub enum RequestError {
         /// What was wrong and what was expected.
         message: String,
     },
-    /// No enabled event type has this name (-32023, `kind: "event"`).
+    /// No event type has this name (-32023, `kind: "event"`).
     #[error("unknown event type `{name}`")]
     NotFound {
         /// The requested name (already sanitised for display).
         name: String,
+    },
+    /// The type exists but the user turned it off (-32023 too: it is not in `events/list`,
+    /// but the message says so and how to turn it on, with `data.reason: "disabled"`).
+    #[error("`{event_type}` is turned off in Tidings")]
+    Disabled {
+        /// The type that is off.
+        event_type: crate::event::EventType,
     },
     /// The store could not be read; the request may succeed later.
     #[error(transparent)]
