@@ -41,7 +41,8 @@ pub struct DaemonConfig {
     pub engine_limits: Limits,
     /// Stream caps, frame limit, heartbeat and safety tick.
     pub limits: ServerLimits,
-    /// Some in demo mode: the three conformance tools are offered.
+    /// Some in demo mode with `--conformance-controls`: the three conformance tools are
+    /// offered.
     pub demo: Option<Arc<dyn DemoControl>>,
 }
 

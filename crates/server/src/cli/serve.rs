@@ -72,7 +72,7 @@ async fn run_demo(
     stop: impl Future<Output = ()>,
 ) -> anyhow::Result<u8> {
     let home = DemoHome::create(args.data_dir.as_deref())?;
-    // --socket, then TIDINGS_SOCKET (through the platform lookup), then the demo dir.
+    // --socket, then TIDINGS_SOCKET (see `resolve_socket`), then the demo dir.
     let socket_path = match &args.socket {
         Some(path) => resolve_socket(Some(path))?,
         None if std::env::var_os(tidings_platform::paths::SOCKET_ENV)
@@ -90,7 +90,8 @@ async fn run_demo(
         settings_path: home.settings_path(),
         engine_limits: Limits::default(),
         limits,
-        demo: Some(demo.control()),
+        // The conformance levers rebuild the user's demo stores: only when asked for.
+        demo: args.conformance_controls.then(|| demo.control()),
     };
     let daemon = Daemon::start(config)?;
     let http = spawn_http(&args, &daemon);
@@ -193,6 +194,22 @@ fn shim_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("tidings-mcp"))
 }
 
+/// This `tidings` binary's absolute path, so the printed commands work from any directory.
+fn this_binary() -> PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tidings"))
+}
+
+/// `path` as one shell word: as is when it holds only safe characters, else single-quoted.
+fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,=%".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 /// The how-to-connect text printed at start.
 fn how_to_connect(
     home: &DemoHome,
@@ -212,6 +229,7 @@ fn how_to_connect(
         Some(every) => format!("a new mail and message every {} s", every.as_secs_f64()),
         None => "simulator off: write to the stores yourself".to_owned(),
     };
+    let socket_path = socket;
     let socket = socket.display();
     format!(
         "Tidings demo is serving.\n\
@@ -224,10 +242,28 @@ fn how_to_connect(
          \x20 {config}\n\
          \n\
          Watch events:\n\
-         \x20 tidings tail mail.received --socket {socket}\n\
-         \x20 tidings tail messages.received --socket {socket}\n\
+         \x20 {tidings} tail mail.received --socket {socket_arg}\n\
+         \x20 {tidings} tail messages.received --from +12025550101 --socket {socket_arg}\n\
+         \x20 {tidings} status --socket {socket_arg}\n\
          Stop with Ctrl-C.",
         home = home.root().display(),
         settings = home.settings_path().display(),
+        tidings = shell_word(&this_binary()),
+        socket_arg = shell_word(socket_path),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word(Path::new("/a/b-c_d.sock")), "/a/b-c_d.sock");
+        assert_eq!(
+            shell_word(Path::new("/Users/ana/Library/Application Support/x.sock")),
+            "'/Users/ana/Library/Application Support/x.sock'"
+        );
+        assert_eq!(shell_word(Path::new("/it's")), r"'/it'\''s'");
+    }
 }

@@ -36,11 +36,23 @@ impl Daemon {
         daemon
     }
 
+    /// A fresh daemon with `extra` flags after `serve --demo --simulate off`, ready.
+    pub fn start_with(extra: &[&str]) -> Daemon {
+        let daemon = Daemon::spawn_with(Arc::new(tempfile::tempdir().unwrap()), extra);
+        daemon.wait_ready();
+        daemon
+    }
+
     /// Spawns without waiting for readiness (for tests that expect it to fail).
     pub fn spawn_in(tmp: Arc<TempDir>) -> Daemon {
+        Daemon::spawn_with(tmp, &[])
+    }
+
+    fn spawn_with(tmp: Arc<TempDir>, extra: &[&str]) -> Daemon {
         let dir = tmp.path().join("demo");
         let mut child = Command::new(tidings_bin())
             .args(["serve", "--demo", "--simulate", "off"])
+            .args(extra)
             .arg("--data-dir")
             .arg(&dir)
             .args(["--heartbeat-ms", &HEARTBEAT_MS.to_string()])
