@@ -101,7 +101,13 @@ fn turning_a_type_off_terminates_its_streams() {
 
     // `tidings tail` passes the same words on.
     let out = std::process::Command::new(common::tidings_bin())
-        .args(["tail", "messages.received", "--from", "+12025550101", "--socket"])
+        .args([
+            "tail",
+            "messages.received",
+            "--from",
+            "+12025550101",
+            "--socket",
+        ])
         .arg(&daemon.socket)
         .output()
         .unwrap();

@@ -212,7 +212,10 @@ mod tests {
 
     #[test]
     fn invalid_params_names_the_field() {
-        let e = request_error(RequestError::invalid("cursor", "bad cursor"), Path::new("s"));
+        let e = request_error(
+            RequestError::invalid("cursor", "bad cursor"),
+            Path::new("s"),
+        );
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(e.data, Some(json!({"field": "cursor"})));
     }

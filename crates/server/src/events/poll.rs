@@ -15,10 +15,11 @@ use crate::daemon::Daemon;
 /// Answer one poll: InvalidParams / NotFound before any store is touched; a store failure is
 /// -32603 with `data.reason`.
 pub async fn poll(daemon: &Daemon, params: Value) -> Result<CustomResult, ErrorData> {
-    let params = SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
+    let params =
+        SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
     let settings = daemon.settings_arc();
-    let sub =
-        Subscription::new(&params.name, &params.arguments, &settings).map_err(|e| request_error(e, daemon.settings_path()))?;
+    let sub = Subscription::new(&params.name, &params.arguments, &settings)
+        .map_err(|e| request_error(e, daemon.settings_path()))?;
     let engine = Arc::clone(daemon.engine());
     let outcome = blocking(move || engine.poll(&sub, &params))
         .await?

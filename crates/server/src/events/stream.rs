@@ -42,11 +42,12 @@ pub async fn stream(
 ) -> Result<CustomResult, ErrorData> {
     // Everything that can refuse the subscription runs before the first notification, so a
     // refusal is a plain JSON-RPC error and no stream opens.
-    let params = SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
+    let params =
+        SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
     let mut settings_rx = daemon.settings_receiver();
     let settings = settings_rx.borrow_and_update().clone();
-    let sub =
-        Subscription::new(&params.name, &params.arguments, &settings).map_err(|e| request_error(e, daemon.settings_path()))?;
+    let sub = Subscription::new(&params.name, &params.arguments, &settings)
+        .map_err(|e| request_error(e, daemon.settings_path()))?;
     let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type);
