@@ -70,6 +70,7 @@ fn max_age_without_a_cursor_replays_that_stretch() {
     });
     let line = rx.recv_timeout(WAIT);
     let _ = tail.kill();
+    let _ = tail.wait();
     let line = line.expect("tail printed the mail written before it started");
     let event: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(event["eventId"], id.as_str(), "{event}");
@@ -155,6 +156,7 @@ fn the_banner_commands_name_this_binary_by_its_absolute_path() {
         }
     }
     let _ = serve.kill();
+    let _ = serve.wait();
     assert!(commands.len() >= 3, "{commands:?}");
     assert!(commands.iter().any(|c| c.contains(" status --socket /")));
 }
