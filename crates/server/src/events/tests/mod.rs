@@ -3,5 +3,6 @@
 
 mod connection;
 mod requests;
+mod settings_file;
 mod streams;
 mod support;
