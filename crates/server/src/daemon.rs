@@ -305,7 +305,8 @@ impl Daemon {
         &self.inner.shutdown
     }
 
-    pub(crate) fn settings_path(&self) -> &std::path::Path {
+    /// The settings file the daemon reads and watches.
+    pub fn settings_path(&self) -> &std::path::Path {
         &self.inner.settings_path
     }
 

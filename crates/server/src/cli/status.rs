@@ -75,6 +75,10 @@ fn render(status: &Value, socket: &Path) -> String {
     if let Some(http) = status.get("http").and_then(Value::as_str) {
         let _ = writeln!(out, "  http endpoint: {http}");
     }
+    // "ok", or the refused edit's line until the file is fixed.
+    if let Some(settings) = status.get("settings").and_then(Value::as_str) {
+        let _ = writeln!(out, "  settings: {settings}");
+    }
     out
 }
 
@@ -89,7 +93,8 @@ mod tests {
              "state": "ok", "allowlist": 4},
             {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
              "state": "Messages store not found at /h/chat.db", "allowlist": 0}
-        ], "http": "serving at http://127.0.0.1:3917/mcp"});
+        ], "http": "serving at http://127.0.0.1:3917/mcp",
+           "settings": "settings.toml line 12 is invalid; using the last good settings"});
         let text = render(&status, Path::new("/run/t.sock"));
         assert!(
             text.contains("Tidings 0.1.0 is serving on /run/t.sock"),
@@ -107,6 +112,12 @@ mod tests {
         );
         assert!(
             text.contains("store: Messages store not found at /h/chat.db  allowlist"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\n  settings: settings.toml line 12 is invalid; using the last good settings\n"
+            ),
             "{text}"
         );
     }
