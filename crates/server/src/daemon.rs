@@ -145,6 +145,8 @@ pub struct TypeStatus {
     pub state: String,
     /// How many allowlist entries are set.
     pub allowlist: usize,
+    /// Distinct rows skipped as backfill (dated long before they appeared) since start.
+    pub backfilled: u64,
 }
 
 /// How long a closing connection may take to flush what rmcp already wrote.
@@ -157,6 +159,7 @@ impl Daemon {
         tokio::runtime::Handle::try_current().map_err(|_| DaemonError::NoRuntime)?;
         let (seen, settings) = settings_watch::Snapshot::load(&config.settings_path)?;
         let engine = Arc::new(Engine::new(&config.store_paths, config.engine_limits));
+        set_backfill_windows(&engine, &settings);
         let shutdown = CancellationToken::new();
         let hub = Hub::start(
             engine.clone(),
@@ -229,6 +232,7 @@ impl Daemon {
                 store: self.inner.hub.store_path(ty).display().to_string(),
                 state: self.inner.hub.state(ty),
                 allowlist: settings.for_type(ty).allow.len(),
+                backfilled: self.inner.engine.backfill_skipped(ty),
             })
             .collect();
         Status {
@@ -395,6 +399,7 @@ impl Daemon {
             return;
         }
         let list_changed = enabled_descriptors(&current) != enabled_descriptors(&next);
+        set_backfill_windows(&self.inner.engine, &next);
         self.inner.settings.send_replace(Arc::new(next));
         if list_changed {
             self.inner
@@ -402,5 +407,12 @@ impl Daemon {
                 .send_modify(|g| *g = g.wrapping_add(1));
         }
         tracing::info!(list_changed, "settings applied");
+    }
+}
+
+/// The engine's backfill guard follows `backfill_days` of each type.
+fn set_backfill_windows(engine: &Engine, settings: &Settings) {
+    for ty in EventType::ALL {
+        engine.set_backfill_window(ty, settings.for_type(ty).backfill_window());
     }
 }

@@ -93,8 +93,7 @@ async fn a_truncate_then_write_never_applies_the_partial_file() {
     let id = c
         .request(
             "events/stream",
-            serde_json::json!({"name": "mail.received", "arguments": {},
-                               "_meta": super::support::meta()}),
+            serde_json::json!({"name": "mail.received", "arguments": {}}),
         )
         .await;
     c.note_of(id, "notifications/events/active").await;
