@@ -8,7 +8,9 @@
 //! - `maxAgeMs`: seek through the date index to the floor instead of walking the backlog, and
 //!   set `truncated` when that skips rows;
 //! - each call examines at most `Limits::scan_rows` ROWIDs and returns at most `maxEvents`
-//!   events, with `hasMore` when there is more to read.
+//!   events, with `hasMore` when there is more to read;
+//! - a row dated long before it appeared is backfill, not news, and is skipped (see
+//!   [`crate::backfill`]; the window is the caller's, off until set).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -16,6 +18,7 @@ use std::time::Duration;
 use serde::Serialize;
 use time::OffsetDateTime;
 
+use crate::backfill::{Backfill, SEED_ROWS};
 use crate::cursor::Cursor;
 use crate::dates::iso8601;
 use crate::error::{RequestError, StoreError};
@@ -109,6 +112,8 @@ pub struct PollOutcome {
 pub struct Engine {
     mail: Mutex<MailStore>,
     messages: Mutex<MessagesStore>,
+    /// The backfill guard of each type, in `EventType::ALL` order.
+    backfill: [Mutex<Backfill>; 2],
     limits: Limits,
     clock: Arc<dyn Clock>,
 }
@@ -127,9 +132,30 @@ impl Engine {
                 paths.chat_db.clone(),
                 limits.busy_timeout,
             )),
+            backfill: Default::default(),
             limits,
             clock: Arc::new(SystemClock),
         }
+    }
+
+    /// Set the backfill window of `ty` (`settings` `backfill_days`); `None` turns the guard
+    /// off, as it is until this is called.
+    pub fn set_backfill_window(&self, ty: EventType, window: Option<Duration>) {
+        self.backfill_of(ty).set_window(window);
+    }
+
+    /// How many distinct rows of `ty` were skipped as backfill since the engine started.
+    pub fn backfill_skipped(&self, ty: EventType) -> u64 {
+        self.backfill_of(ty).skipped()
+    }
+
+    fn backfill_of(&self, ty: EventType) -> MutexGuard<'_, Backfill> {
+        lock(
+            &self.backfill[match ty {
+                EventType::MailReceived => 0,
+                EventType::MessagesReceived => 1,
+            }],
+        )
     }
 
     /// Use `clock` instead of the system clock.
@@ -145,10 +171,14 @@ impl Engine {
 
     /// A cheap look at the store behind `ty`: has anything changed?
     pub fn stamp(&self, ty: EventType) -> Result<Stamp, StoreError> {
-        match ty {
+        let stamp = match ty {
             EventType::MailReceived => lock(&self.mail).stamp(),
             EventType::MessagesReceived => lock(&self.messages).stamp(),
-        }
+        }?;
+        // The hub stamps on every change: this is when rows are first seen.
+        self.backfill_of(ty)
+            .observe(stamp.identity, stamp.head, self.clock.now());
+        Ok(stamp)
     }
 
     /// Resolve where `sub` starts from the client's `cursor` and `max_age_ms`.
@@ -194,9 +224,12 @@ impl Engine {
             scan_rows: self.limits.scan_rows.max(1),
             now: self.clock.now(),
         };
+        let mut backfill = self.backfill_of(sub.event_type);
         match &sub.filter {
-            Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step),
-            Filter::Messages(f) => next_on(&mut *lock(&self.messages), f, after, &step),
+            Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step, &mut backfill),
+            Filter::Messages(f) => {
+                next_on(&mut *lock(&self.messages), f, after, &step, &mut backfill)
+            }
         }
     }
 
@@ -297,13 +330,32 @@ struct Step {
     now: OffsetDateTime,
 }
 
+/// The ROWIDs of `(after, last]` that are backfill, in order.
+fn judge_backfill<S: Source>(
+    s: &mut S,
+    backfill: &mut Backfill,
+    after: i64,
+    last: i64,
+    step: &Step,
+) -> Result<Vec<i64>, StoreError> {
+    let rows = s.dates(after, last)?;
+    let seed = s
+        .dates(after.saturating_sub(SEED_ROWS), after)?
+        .into_iter()
+        .filter_map(|(_, date)| date)
+        .max();
+    Ok(backfill.judge(&rows, seed, after, last, step.now, step.name))
+}
+
 fn next_on<S: Source>(
     s: &mut S,
     filter: &S::Filter,
     after: Cursor,
     step: &Step,
+    backfill: &mut Backfill,
 ) -> Result<Batch, StoreError> {
     let mut stamp = s.stamp()?;
+    backfill.observe(stamp.identity, stamp.head, step.now);
     let gap = |stamp: &Stamp| Batch {
         events: Vec::new(),
         cursor: head(stamp),
@@ -343,6 +395,11 @@ fn next_on<S: Source>(
     } else {
         (upto, upto < stamp.head)
     };
+    // Backfilled rows are not events: skipped like tapbacks, never a gap (`truncated`).
+    if backfill.is_on() {
+        let skip = judge_backfill(s, backfill, after.rowid, last, step)?;
+        found.retain(|f| skip.binary_search(&f.rowid).is_err());
+    }
     let events = found
         .into_iter()
         .map(|f| Occurrence {

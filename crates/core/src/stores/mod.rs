@@ -18,6 +18,14 @@ use crate::error::StoreError;
 
 pub(crate) use open::StoreHandle;
 
+/// `SELECT ROWID, <date> FROM <table>` over a ROWID range, reading only integer dates.
+fn dates_sql(table: &str, date: &str) -> String {
+    format!(
+        "SELECT ROWID, CASE WHEN typeof({date}) = 'integer' THEN {date} END FROM {table} \
+         WHERE ROWID > ?1 AND ROWID <= ?2 ORDER BY ROWID"
+    )
+}
+
 /// Where the stores live, found from a home directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StorePaths {
@@ -112,4 +120,11 @@ pub trait Source {
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError>;
     /// The rows in `window` that pass `filter` and the skip rules.
     fn scan(&mut self, filter: &Self::Filter, window: Window) -> Result<Scan, StoreError>;
+    /// Every row in `(after, upto]`, matching or not, in ROWID order, with its own date (a
+    /// date that is not an integer reads as none); the backfill guard judges them.
+    fn dates(
+        &mut self,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError>;
 }

@@ -98,6 +98,22 @@ impl<C: Copy> StoreHandle<C> {
     }
 
     /// The single optional integer `sql` yields for `value` (a date-index seek).
+    /// `(ROWID, value)` pairs from `sql` with `?1 = after`, `?2 = upto`.
+    pub(crate) fn query_pairs(
+        &mut self,
+        sql: &str,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<i64>)>, StoreError> {
+        let (conn, _, _) = self.current()?;
+        let r = (|| {
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map([after, upto], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<Result<Vec<_>, _>>()
+        })();
+        r.map_err(|e| self.fail(e))
+    }
+
     pub(crate) fn query_rowid(&mut self, sql: &str, value: i64) -> Result<Option<i64>, StoreError> {
         let (conn, _, _) = self.current()?;
         let r = conn.query_row(sql, [value], |r| r.get::<_, Option<i64>>(0));

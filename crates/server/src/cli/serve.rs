@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::json;
-use tidings_core::{Limits, StorePaths};
+use tidings_core::{EventType, Limits, Settings, StorePaths};
 use tidings_server::daemon::{Daemon, DaemonConfig};
 use tidings_server::demo::{Demo, DemoHome, Layout};
 use tidings_server::http::HttpError;
@@ -48,9 +48,14 @@ async fn run_real(
     let config_dir = tidings_platform::paths::config_dir()?;
     // Lock and bind first: a second daemon must fail before it does any work.
     let listener = SocketListener::bind(&socket_path)?;
+    let settings_path = config_dir.join("settings.toml");
+    // A first run leaves a commented file to edit, with everything off.
+    if Settings::create_if_missing(&settings_path)? {
+        tracing::info!(settings = %settings_path.display(), "wrote the default settings");
+    }
     let config = DaemonConfig {
         store_paths: StorePaths::for_home(&home),
-        settings_path: config_dir.join("settings.toml"),
+        settings_path,
         engine_limits: Limits::default(),
         limits,
         demo: None,
@@ -59,6 +64,9 @@ async fn run_real(
     let daemon = Daemon::start(config)?;
     let http = spawn_http(&args, &daemon);
     eprintln!("tidings: serving on {}", listener.path().display());
+    if let Some(line) = all_off_line(&daemon.settings(), daemon.settings_path()) {
+        eprintln!("tidings: {line}");
+    }
     serve_until_signal(&listener, &daemon, stop, http, |how_to| {
         eprintln!("tidings: {how_to}");
     })
@@ -173,6 +181,20 @@ WARNING: Any process on this machine can read the demo's events over HTTP.
 WARNING: This is for conformance tools that cannot send headers; the demo's
 WARNING: stores are fake. Never use it with real mail or messages.
 WARNING: ------------------------------------------------------------------------";
+
+/// One line when no event type is on (a first run): what is off and where to turn it on.
+fn all_off_line(settings: &Settings, path: &Path) -> Option<String> {
+    let off = EventType::ALL
+        .into_iter()
+        .all(|ty| !settings.for_type(ty).enabled);
+    off.then(|| {
+        format!(
+            "mail.received and messages.received are both off; turn them on in the menu bar \
+             or set `enabled = true` under [mail] and [messages] in {}",
+            path.display()
+        )
+    })
+}
 
 /// The endpoint's URL and how to authenticate, if it serves.
 fn http_how_to(state: &HttpState) -> Option<String> {

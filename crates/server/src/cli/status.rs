@@ -69,11 +69,40 @@ fn render(status: &Value, socket: &Path) -> String {
             }
         );
     }
+    for ty in &types {
+        let skipped = ty.get("backfilled").and_then(Value::as_u64).unwrap_or(0);
+        if skipped > 0 {
+            let _ = writeln!(
+                out,
+                "  {:<18} skipped {} backfilled row{} (dated long before they appeared)",
+                text(ty, "name"),
+                thousands(skipped),
+                if skipped == 1 { "" } else { "s" }
+            );
+        }
+    }
     if types.is_empty() {
         let _ = writeln!(out, "  (the daemon reported no event types)");
     }
     if let Some(http) = status.get("http").and_then(Value::as_str) {
         let _ = writeln!(out, "  http endpoint: {http}");
+    }
+    // "ok", or the refused edit's line until the file is fixed.
+    if let Some(settings) = status.get("settings").and_then(Value::as_str) {
+        let _ = writeln!(out, "  settings: {settings}");
+    }
+    out
+}
+
+/// `6512` as `6,512`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
     }
     out
 }
@@ -88,8 +117,10 @@ mod tests {
             {"name": "mail.received", "enabled": true, "store": "/h/Envelope Index",
              "state": "ok", "allowlist": 4},
             {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
-             "state": "Messages store not found at /h/chat.db", "allowlist": 0}
-        ], "http": "serving at http://127.0.0.1:3917/mcp"});
+             "state": "Messages store not found at /h/chat.db", "allowlist": 0,
+             "backfilled": 6512}
+        ], "http": "serving at http://127.0.0.1:3917/mcp",
+           "settings": "settings.toml line 12 is invalid; using the last good settings"});
         let text = render(&status, Path::new("/run/t.sock"));
         assert!(
             text.contains("Tidings 0.1.0 is serving on /run/t.sock"),
@@ -107,6 +138,19 @@ mod tests {
         );
         assert!(
             text.contains("store: Messages store not found at /h/chat.db  allowlist"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  messages.received  skipped 6,512 backfilled rows (dated long"),
+            "{text}"
+        );
+        assert!(!text.contains("mail.received      skipped"), "{text}");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert!(
+            text.contains(
+                "\n  settings: settings.toml line 12 is invalid; using the last good settings\n"
+            ),
             "{text}"
         );
     }

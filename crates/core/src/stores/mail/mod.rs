@@ -86,4 +86,17 @@ impl Source for MailStore {
         let found = result.map_err(|e| self.handle.fail(e))?;
         Ok(Scan { identity, found })
     }
+
+    fn dates(
+        &mut self,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError> {
+        let sql = super::dates_sql("messages", "date_received");
+        let rows = self.handle.query_pairs(&sql, after, upto)?;
+        Ok(rows
+            .into_iter()
+            .map(|(r, d)| (r, crate::dates::from_unix_secs(d)))
+            .collect())
+    }
 }

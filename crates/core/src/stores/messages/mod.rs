@@ -60,4 +60,17 @@ impl Source for MessagesStore {
         let found = result.map_err(|e| self.handle.fail(e))?;
         Ok(Scan { identity, found })
     }
+
+    fn dates(
+        &mut self,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError> {
+        let sql = super::dates_sql("message", "date");
+        let rows = self.handle.query_pairs(&sql, after, upto)?;
+        Ok(rows
+            .into_iter()
+            .map(|(r, d)| (r, crate::dates::from_apple(d)))
+            .collect())
+    }
 }
