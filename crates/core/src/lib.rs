@@ -6,7 +6,7 @@
 //! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
 //! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
 //! - [`stores`]: the Envelope Index and chat.db readers, read-only, with their skip rules.
-//! - [`cursor`]: `v1.<dev>-<ino>.<rowid>` and file identity.
+//! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.
 //! - [`filter`]: sender patterns, mailbox references, per-type filters.
 //! - [`event`]: the two event types and the occurrence they produce.
 //! - [`settings`]: what the user decides, saved as TOML.

@@ -3,8 +3,8 @@
 //! `events/poll` is [`Engine::poll`]; a push stream is [`Engine::start`] followed by
 //! [`Engine::next`] each time its store changes. The rules:
 //! - no cursor: bootstrap, no events and the head cursor;
-//! - a cursor for another file (a rebuild, or the other store) or past the head: a gap,
-//!   `truncated` and the head cursor;
+//! - a cursor for another file (a rebuild, a store recreated on a reused inode, or the other
+//!   store) or past the head: a gap, `truncated` and the head cursor;
 //! - `maxAgeMs`: seek through the date index to the floor instead of walking the backlog, and
 //!   set `truncated` when that skips rows;
 //! - each call examines at most `Limits::scan_rows` ROWIDs and returns at most `maxEvents`
@@ -255,7 +255,7 @@ fn start_on<S: Source>(
             bootstrap: true,
         });
     };
-    if c.identity != stamp.identity || c.rowid > stamp.head {
+    if !c.is_in(stamp.identity) || c.rowid > stamp.head {
         return Ok(Start {
             cursor: head(&stamp),
             truncated: true,
@@ -283,8 +283,12 @@ fn start_on<S: Source>(
             });
         }
     }
+    // The file's full identity from now on: a `v1` cursor (no birth time) comes back as `v2`.
     Ok(Start {
-        cursor: c,
+        cursor: Cursor {
+            identity: stamp.identity,
+            rowid: c.rowid,
+        },
         truncated: false,
         bootstrap: false,
     })
@@ -310,14 +314,17 @@ fn next_on<S: Source>(
         has_more: false,
         truncated: true,
     };
-    if after.identity != stamp.identity || after.rowid > stamp.head {
+    if !after.is_in(stamp.identity) || after.rowid > stamp.head {
         return Ok(gap(&stamp));
     }
     let upto = stamp.head.min(after.rowid.saturating_add(step.scan_rows));
     if upto <= after.rowid {
         return Ok(Batch {
             events: Vec::new(),
-            cursor: after,
+            cursor: Cursor {
+                identity: stamp.identity,
+                rowid: after.rowid,
+            },
             has_more: false,
             truncated: false,
         });
