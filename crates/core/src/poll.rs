@@ -151,6 +151,15 @@ impl Engine {
         }
     }
 
+    /// Rows of `ty`'s store skipped because they could not be read (each counted once per
+    /// file), since start-up.
+    pub fn unreadable_rows(&self, ty: EventType) -> u64 {
+        match ty {
+            EventType::MailReceived => lock(&self.mail).unreadable_rows(),
+            EventType::MessagesReceived => lock(&self.messages).unreadable_rows(),
+        }
+    }
+
     /// Resolve where `sub` starts from the client's `cursor` and `max_age_ms`.
     pub fn start(
         &self,

@@ -7,6 +7,7 @@
 pub mod mail;
 pub mod messages;
 mod open;
+mod read;
 mod sql;
 
 use std::path::{Path, PathBuf};
@@ -105,6 +106,8 @@ pub struct Scan {
 pub trait Source {
     /// The per-type filter this store understands.
     type Filter;
+    /// Rows skipped because they could not be read, since start-up (each counted once).
+    fn unreadable_rows(&self) -> u64;
     /// Identity, data version and head, opening or reopening as needed.
     fn stamp(&mut self) -> Result<Stamp, StoreError>;
     /// The first ROWID whose date is at or after `floor`, through the date index; `None` when

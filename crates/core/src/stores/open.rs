@@ -7,7 +7,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
-use crate::stores::Stamp;
+use crate::stores::read::{Read, Unreadable};
+use crate::stores::{Found, Stamp};
 
 /// What a store learns about a freshly opened file: its optional features, or why its schema
 /// cannot be read (`Err(Ok(detail))`), or a SQLite failure (`Err(Err(e))`).
@@ -20,6 +21,7 @@ pub(crate) struct StoreHandle<C> {
     busy_timeout: Duration,
     probe: Probe<C>,
     open: Option<(Connection, FileIdentity, C)>,
+    unreadable: Unreadable,
 }
 
 impl<C: Copy> StoreHandle<C> {
@@ -35,6 +37,7 @@ impl<C: Copy> StoreHandle<C> {
             busy_timeout,
             probe,
             open: None,
+            unreadable: Unreadable::default(),
         }
     }
 
@@ -66,6 +69,16 @@ impl<C: Copy> StoreHandle<C> {
         }
         let (conn, id, caps) = self.open.as_ref().expect("opened above");
         Ok((conn, *id, *caps))
+    }
+
+    /// The readable rows of a scan of `file`; the others are counted and logged once.
+    pub(crate) fn keep_readable(&mut self, file: FileIdentity, rows: Vec<Read>) -> Vec<Found> {
+        self.unreadable.sort_out(self.label, file, rows)
+    }
+
+    /// Rows skipped as unreadable since start-up.
+    pub(crate) fn unreadable_rows(&self) -> u64 {
+        self.unreadable.total()
     }
 
     /// Classify `e` and forget the connection, so the next call reopens (an error may have left

@@ -8,6 +8,7 @@ use super::mailboxes::MailboxLookup;
 use super::schema::MailCaps;
 use crate::dates::{from_unix_secs, iso8601};
 use crate::filter::MailFilter;
+use crate::stores::read::{self, Read};
 use crate::stores::sql::{in_list, sender_predicate};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
@@ -15,14 +16,14 @@ use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 /// At most this many To and this many Cc recipients go into a payload.
 pub(crate) const MAX_RECIPIENTS: usize = 50;
 
-/// The matching rows of `window`, in ROWID order.
+/// The matching rows of `window`, in ROWID order, each read or marked unreadable.
 pub(crate) fn rows(
     conn: &Connection,
     caps: MailCaps,
     lookup: &MailboxLookup,
     filter: &MailFilter,
     window: Window,
-) -> rusqlite::Result<Vec<Found>> {
+) -> rusqlite::Result<Vec<Read>> {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
         SqlValue::Integer(window.upto),
@@ -89,32 +90,38 @@ pub(crate) fn rows(
         conditions.join(" AND ")
     );
     let mut stmt = conn.prepare(&sql)?;
-    let raw = stmt
-        .query_map(params_from_iter(params), |r| {
-            Ok(RawMail {
-                rowid: r.get(0)?,
-                global_id: r.get(1)?,
-                subject_prefix: r.get(2)?,
-                subject: r.get(3)?,
-                date_sent: r.get(4)?,
-                date_received: r.get(5)?,
-                mailbox: r.get(6)?,
-                read: r.get::<_, Option<i64>>(7)?.unwrap_or(0) != 0,
-                flagged: r.get::<_, Option<i64>>(8)?.unwrap_or(0) != 0,
-                message_id: r.get(9)?,
-                address: r.get(10)?,
-                name: r.get(11)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut raw = Vec::new();
+    while let Some(r) = rows.next()? {
+        // Every value is read leniently (see `stores::read`): a stranger's row must not stop
+        // delivery.
+        raw.push(RawMail {
+            rowid: r.get(0)?,
+            global_id: read::int(r, 1)?,
+            subject_prefix: read::text(r, 2)?,
+            subject: read::text(r, 3)?,
+            date_sent: read::int(r, 4)?,
+            date_received: read::int(r, 5)?,
+            mailbox: read::int(r, 6)?,
+            read: read::int(r, 7)?.unwrap_or(0) != 0,
+            flagged: read::int(r, 8)?.unwrap_or(0) != 0,
+            message_id: read::text(r, 9)?,
+            address: read::text(r, 10)?,
+            name: read::text(r, 11)?,
+        });
+    }
+    drop(rows);
     raw.into_iter()
-        .map(|m| envelope(conn, caps, lookup, &wanted_mailboxes, m))
+        .map(|m| {
+            let rowid = m.rowid;
+            Read::of(rowid, envelope(conn, caps, lookup, &wanted_mailboxes, m))
+        })
         .collect()
 }
 
 struct RawMail {
     rowid: i64,
-    global_id: i64,
+    global_id: Option<i64>,
     subject_prefix: Option<String>,
     subject: Option<String>,
     date_sent: Option<i64>,
@@ -152,13 +159,13 @@ fn envelope(
     )?;
     let mut rows = stmt.query([m.rowid])?;
     while let Some(r) = rows.next()? {
-        let list = match r.get::<_, Option<i64>>(0)? {
+        let list = match read::int(r, 0)? {
             Some(0) => &mut to,
             Some(1) => &mut cc,
             _ => continue, // Bcc (presumably 2) is not part of what the sender showed.
         };
         if list.len() < MAX_RECIPIENTS {
-            list.push(person(r.get(1)?, r.get(2)?));
+            list.push(person(read::text(r, 1)?, read::text(r, 2)?));
         }
     }
     let attachment_count: i64 = if caps.attachments {
@@ -179,9 +186,12 @@ fn envelope(
         .map(|s| sanitize(&s, MAX_NAME_CHARS * 2))
         .filter(|s| !s.is_empty());
     let date = from_unix_secs(m.date_received);
-    let event_id = message_id
-        .clone()
-        .unwrap_or_else(|| format!("gmid-{}", m.global_id));
+    let event_id = match (&message_id, m.global_id) {
+        (Some(id), _) => id.clone(),
+        (None, Some(global)) => format!("gmid-{global}"),
+        // No global id (never seen in a real index): the ROWID is still unique in this file.
+        (None, None) => format!("rowid-{}", m.rowid),
+    };
     let data = json!({
         "messageId": message_id,
         "from": person(m.address, m.name),
@@ -222,8 +232,9 @@ fn primary_mailbox(
         "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND +c.deleted = 0"
     };
     let mut stmt = conn.prepare_cached(sql)?;
-    for id in stmt.query_map([m.global_id], |r| r.get::<_, i64>(0))? {
-        candidates.push(id?);
+    let mut rows = stmt.query([m.global_id])?;
+    while let Some(r) = rows.next()? {
+        candidates.extend(read::int(r, 0)?);
     }
     if let Some(id) = candidates.iter().find(|id| wanted.contains(id)) {
         return Ok(Some(*id));

@@ -1,12 +1,13 @@
 //! The chat.db scan: the skip rules and the filter pushed into SQL, rows turned into envelopes.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, Row, params_from_iter};
 use serde_json::json;
 
 use super::schema::MessagesCaps;
 use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
+use crate::stores::read::{self, Read};
 use crate::stores::sql::sender_predicate;
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, sanitize};
@@ -14,13 +15,13 @@ use crate::text::{MAX_NAME_CHARS, sanitize};
 /// `chat.style` of a group chat (45 is one-to-one).
 const GROUP_STYLE: i64 = 43;
 
-/// The matching rows of `window`, in ROWID order.
+/// The matching rows of `window`, in ROWID order, each read or marked unreadable.
 pub(crate) fn rows(
     conn: &Connection,
     caps: MessagesCaps,
     filter: &MessagesFilter,
     window: Window,
-) -> rusqlite::Result<Vec<Found>> {
+) -> rusqlite::Result<Vec<Read>> {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
         SqlValue::Integer(window.upto),
@@ -91,40 +92,48 @@ pub(crate) fn rows(
         conditions.join(" AND ")
     );
     let mut stmt = conn.prepare(&sql)?;
-    let found = stmt
-        .query_map(params_from_iter(params), |r| {
-            let rowid: i64 = r.get(0)?;
-            let guid: String = r.get::<_, Option<String>>(1)?.unwrap_or_default();
-            let date = from_apple(r.get(2)?);
-            let clean = |v: Option<String>| {
-                v.map(|s| sanitize(&s, MAX_NAME_CHARS))
-                    .filter(|s| !s.is_empty())
-            };
-            let data = json!({
-                "guid": sanitize(&guid, MAX_NAME_CHARS),
-                "from": {"handle": clean(r.get(4)?), "service": clean(r.get(3)?)},
-                "chat": {
-                    "identifier": clean(r.get(7)?),
-                    "name": clean(r.get(8)?),
-                    "isGroup": r.get::<_, Option<i64>>(9)? == Some(GROUP_STYLE),
-                },
-                "date": date.map(iso8601),
-                "attachmentCount": r.get::<_, i64>(5)?,
-                "isReply": r.get::<_, Option<String>>(6)?.is_some_and(|g| !g.is_empty()),
-            });
-            // The guid is the stable id; a row without one (never seen) still gets a unique id.
-            let event_id = if guid.is_empty() {
-                format!("rowid-{rowid}")
-            } else {
-                sanitize(&guid, MAX_NAME_CHARS)
-            };
-            Ok(Found {
-                rowid,
-                event_id,
-                date,
-                data,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(found)
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let rowid: i64 = r.get(0)?;
+        out.push(Read::of(rowid, envelope(r, rowid))?);
+    }
+    Ok(out)
+}
+
+/// One row as a [`Found`]. Every value is read leniently (see [`crate::stores::read`]): a row
+/// written by a stranger must not stop delivery.
+fn envelope(r: &Row<'_>, rowid: i64) -> rusqlite::Result<Found> {
+    let guid = sanitize(&read::text(r, 1)?.unwrap_or_default(), MAX_NAME_CHARS);
+    let date = from_apple(read::int(r, 2)?);
+    let clean = |i: usize| -> rusqlite::Result<Option<String>> {
+        Ok(read::text(r, i)?
+            .map(|s| sanitize(&s, MAX_NAME_CHARS))
+            .filter(|s| !s.is_empty()))
+    };
+    let data = json!({
+        "guid": guid,
+        "from": {"handle": clean(4)?, "service": clean(3)?},
+        "chat": {
+            "identifier": clean(7)?,
+            "name": clean(8)?,
+            "isGroup": read::int(r, 9)? == Some(GROUP_STYLE),
+        },
+        "date": date.map(iso8601),
+        "attachmentCount": read::int(r, 5)?.unwrap_or(0),
+        "isReply": read::text(r, 6)?.is_some_and(|g| !g.is_empty()),
+    });
+    // The guid is the stable id; a row without a usable one (never seen from Messages) still
+    // gets a unique id.
+    let event_id = if guid.is_empty() {
+        format!("rowid-{rowid}")
+    } else {
+        guid.clone()
+    };
+    Ok(Found {
+        rowid,
+        event_id,
+        date,
+        data,
+    })
 }
