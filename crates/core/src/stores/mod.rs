@@ -2,7 +2,9 @@
 //!
 //! Both are opened `mode=ro` (never `immutable=1`, which ignores the `-wal` where the newest
 //! rows live), with a short busy timeout, and read in short transactions so that we never hold
-//! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild).
+//! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild)
+//! or when the file or its `-wal` shrinks (wiped or truncated in place); an empty file is an
+//! error with nothing held open on it.
 
 pub mod mail;
 pub mod messages;
