@@ -111,6 +111,9 @@ pub struct Engine {
     messages: Mutex<MessagesStore>,
     limits: Limits,
     clock: Arc<dyn Clock>,
+    /// Per type (in `EventType::ALL` order), why the last scan failed; `None` when it worked
+    /// or none ran. A cheap stamp can work while every scan fails, so status needs both.
+    last_scan_error: [Mutex<Option<String>>; 2],
 }
 
 impl Engine {
@@ -129,6 +132,7 @@ impl Engine {
             )),
             limits,
             clock: Arc::new(SystemClock),
+            last_scan_error: Default::default(),
         }
     }
 
@@ -203,10 +207,23 @@ impl Engine {
             scan_rows: self.limits.scan_rows.max(1),
             now: self.clock.now(),
         };
-        match &sub.filter {
+        let result = match &sub.filter {
             Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step),
             Filter::Messages(f) => next_on(&mut *lock(&self.messages), f, after, &step),
-        }
+        };
+        *lock(self.scan_error_slot(sub.event_type)) = result.as_ref().err().map(|e| e.to_string());
+        result
+    }
+
+    /// Why the last scan of `ty`'s store failed (the error's full message, path included, for
+    /// `tidings status`); `None` when the last scan worked or none ran yet.
+    pub fn last_scan_error(&self, ty: EventType) -> Option<String> {
+        lock(self.scan_error_slot(ty)).clone()
+    }
+
+    fn scan_error_slot(&self, ty: EventType) -> &Mutex<Option<String>> {
+        let i = EventType::ALL.iter().position(|t| *t == ty).unwrap_or(0);
+        &self.last_scan_error[i]
     }
 
     /// Answer `events/poll` for a checked subscription.

@@ -6,6 +6,7 @@
 //! or when the file or its `-wal` shrinks (wiped or truncated in place); an empty file is an
 //! error with nothing held open on it.
 
+mod columns;
 pub mod mail;
 pub mod messages;
 mod open;

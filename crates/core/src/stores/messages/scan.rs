@@ -4,7 +4,10 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Row, params_from_iter};
 use serde_json::json;
 
-use super::schema::MessagesCaps;
+use super::schema::{
+    CHAT_DISPLAY_NAME, CHAT_IDENTIFIER, CHAT_SERVICE_NAME, CHAT_STYLE, HANDLE_ID, JOIN_CHAT_ID,
+    JOIN_MESSAGE_ID, MESSAGE_DATE, MESSAGE_GUID, MESSAGE_HANDLE_ID, MESSAGE_SERVICE, MessagesCaps,
+};
 use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
 use crate::stores::read::{self, Read};
@@ -72,40 +75,78 @@ pub(crate) fn rows(
         );
     }
     params.push(SqlValue::Integer(window.limit as i64));
-    let thread = if caps.thread {
-        "m.thread_originator_guid"
-    } else {
-        "NULL"
-    };
-    let attachments = if caps.attachments {
-        "(SELECT count(*) FROM message_attachment_join x WHERE x.message_id = m.ROWID)"
-    } else {
-        "0"
-    };
     let sql = format!(
-        "SELECT m.ROWID, m.guid, m.date, coalesce(m.service, c.service_name), h.id, {attachments}, \
-         {thread}, c.chat_identifier, c.display_name, c.style \
-         FROM message m \
-         LEFT JOIN handle h ON h.ROWID = m.handle_id \
-         LEFT JOIN chat c ON c.ROWID = (SELECT chat_id FROM chat_message_join WHERE message_id = m.ROWID LIMIT 1) \
+        "SELECT {} FROM message m \
+         LEFT JOIN handle h ON h.ROWID = m.{handle_id} \
+         LEFT JOIN chat c ON c.ROWID = \
+         (SELECT {chat_id} FROM chat_message_join WHERE {message_id} = m.ROWID LIMIT 1) \
          WHERE {} ORDER BY m.ROWID LIMIT ?",
-        conditions.join(" AND ")
+        select_list(caps),
+        conditions.join(" AND "),
+        handle_id = MESSAGE_HANDLE_ID.name,
+        chat_id = JOIN_CHAT_ID.name,
+        message_id = JOIN_MESSAGE_ID.name,
     );
     let mut stmt = conn.prepare(&sql)?;
     let mut rows = stmt.query(params_from_iter(params))?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
-        let rowid: i64 = r.get(0)?;
+        let rowid: i64 = r.get(at::ROWID)?;
         out.push(Read::of(rowid, envelope(r, rowid))?);
     }
     Ok(out)
 }
 
+/// The scan's result columns, by position: `select_list` puts each expression at its ordinal.
+mod at {
+    pub(super) const ROWID: usize = 0;
+    pub(super) const GUID: usize = 1;
+    pub(super) const DATE: usize = 2;
+    pub(super) const SERVICE: usize = 3;
+    pub(super) const HANDLE: usize = 4;
+    pub(super) const ATTACHMENTS: usize = 5;
+    pub(super) const THREAD: usize = 6;
+    pub(super) const CHAT_IDENTIFIER: usize = 7;
+    pub(super) const CHAT_NAME: usize = 8;
+    pub(super) const CHAT_STYLE: usize = 9;
+    pub(super) const COUNT: usize = 10;
+}
+
+/// The SELECT list, written from the schema's column constants (the probe requires each).
+fn select_list(caps: MessagesCaps) -> String {
+    let mut cols: [String; at::COUNT] = Default::default();
+    cols[at::ROWID] = "m.ROWID".into();
+    cols[at::GUID] = format!("m.{}", MESSAGE_GUID.name);
+    cols[at::DATE] = format!("m.{}", MESSAGE_DATE.name);
+    cols[at::SERVICE] = format!(
+        "coalesce(m.{}, c.{})",
+        MESSAGE_SERVICE.name, CHAT_SERVICE_NAME.name
+    );
+    cols[at::HANDLE] = format!("h.{}", HANDLE_ID.name);
+    cols[at::ATTACHMENTS] = if caps.attachments {
+        "(SELECT count(*) FROM message_attachment_join x WHERE x.message_id = m.ROWID)".into()
+    } else {
+        "0".into()
+    };
+    cols[at::THREAD] = if caps.thread {
+        "m.thread_originator_guid".into()
+    } else {
+        "NULL".into()
+    };
+    cols[at::CHAT_IDENTIFIER] = format!("c.{}", CHAT_IDENTIFIER.name);
+    cols[at::CHAT_NAME] = format!("c.{}", CHAT_DISPLAY_NAME.name);
+    cols[at::CHAT_STYLE] = format!("c.{}", CHAT_STYLE.name);
+    cols.join(", ")
+}
+
 /// One row as a [`Found`]. Every value is read leniently (see [`crate::stores::read`]): a row
 /// written by a stranger must not stop delivery.
 fn envelope(r: &Row<'_>, rowid: i64) -> rusqlite::Result<Found> {
-    let guid = sanitize(&read::text(r, 1)?.unwrap_or_default(), MAX_NAME_CHARS);
-    let date = from_apple(read::int(r, 2)?);
+    let guid = sanitize(
+        &read::text(r, at::GUID)?.unwrap_or_default(),
+        MAX_NAME_CHARS,
+    );
+    let date = from_apple(read::int(r, at::DATE)?);
     let clean = |i: usize| -> rusqlite::Result<Option<String>> {
         Ok(read::text(r, i)?
             .map(|s| sanitize(&s, MAX_NAME_CHARS))
@@ -113,15 +154,15 @@ fn envelope(r: &Row<'_>, rowid: i64) -> rusqlite::Result<Found> {
     };
     let data = json!({
         "guid": guid,
-        "from": {"handle": clean(4)?, "service": clean(3)?},
+        "from": {"handle": clean(at::HANDLE)?, "service": clean(at::SERVICE)?},
         "chat": {
-            "identifier": clean(7)?,
-            "name": clean(8)?,
-            "isGroup": read::int(r, 9)? == Some(GROUP_STYLE),
+            "identifier": clean(at::CHAT_IDENTIFIER)?,
+            "name": clean(at::CHAT_NAME)?,
+            "isGroup": read::int(r, at::CHAT_STYLE)? == Some(GROUP_STYLE),
         },
         "date": date.map(iso8601),
-        "attachmentCount": read::int(r, 5)?.unwrap_or(0),
-        "isReply": read::text(r, 6)?.is_some_and(|g| !g.is_empty()),
+        "attachmentCount": read::int(r, at::ATTACHMENTS)?.unwrap_or(0),
+        "isReply": read::text(r, at::THREAD)?.is_some_and(|g| !g.is_empty()),
     });
     // The guid is the stable id; a row without a usable one (never seen from Messages) still
     // gets a unique id.
