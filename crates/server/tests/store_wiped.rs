@@ -53,6 +53,12 @@ fn a_store_wiped_in_place_sends_an_error_frame_and_recovers_when_rewritten() {
     drop(fresh);
     std::fs::write(&db, std::fs::read(other_home.chat_db()).unwrap()).unwrap();
     assert_eq!(inode(&db), ino, "rewritten in place");
+    // Its ROWIDs start again below the stream's cursor: a gap, before anything new is written
+    // (so the gap cannot swallow the message below).
+    let gap = client.wait_for("active with truncated: true", mark, |f| {
+        is_note(f, "notifications/events/active", &id) && f["params"]["truncated"] == true
+    });
+    assert!(gap["params"]["cursor"].is_string(), "{gap}");
     let after = writer.message("+12025550142");
     client.wait_for("an event after the rewrite", mark, |f| {
         is_event(f, &id, &after)
