@@ -81,7 +81,7 @@ On exit (Ctrl-C, or the stream ending) it prints `resume with --cursor ...` on s
 
 Examples:
   tidings tail mail.received --domains example.com
-  tidings tail messages.received --from +12025550143 --cursor v2.2049-1234-1796037325672921391.87
+  tidings tail messages.received --from +12025550143 --cursor v1.2049-1234.87
   tidings tail mail.received --mailboxes INBOX --max-age 2h";
 
 /// `tidings serve`.
