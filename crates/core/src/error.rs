@@ -46,6 +46,15 @@ pub enum StoreError {
         /// SQLite's own words.
         detail: String,
     },
+    /// The file is there but empty: wiped in place, or being created. Nothing is held open
+    /// on it, so its owner can write it again; reading resumes when it does.
+    #[error("{store} store at {path} is empty (wiped, or being created)")]
+    Empty {
+        /// Which store.
+        store: &'static str,
+        /// The empty file.
+        path: PathBuf,
+    },
     /// The file is a database but lacks a table or column every supported version has.
     #[error("{store} store at {path} has an unsupported schema: {detail}")]
     Schema {
@@ -87,6 +96,9 @@ impl StoreError {
             StoreError::Corrupt { store, .. } => {
                 format!("{store} store is corrupt or not a database")
             }
+            StoreError::Empty { store, .. } => {
+                format!("{store} store is empty (wiped, or being created)")
+            }
             StoreError::Schema { store, detail, .. } => {
                 format!("{store} store has an unsupported schema: {detail}")
             }
@@ -101,6 +113,7 @@ impl StoreError {
             StoreError::PermissionDenied { .. } => "permission_denied",
             StoreError::Locked { .. } => "store_locked",
             StoreError::Corrupt { .. } => "store_corrupt",
+            StoreError::Empty { .. } => "store_empty",
             StoreError::Schema { .. } => "store_schema",
             StoreError::Sqlite { .. } => "store_error",
         }

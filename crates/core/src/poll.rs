@@ -3,8 +3,8 @@
 //! `events/poll` is [`Engine::poll`]; a push stream is [`Engine::start`] followed by
 //! [`Engine::next`] each time its store changes. The rules:
 //! - no cursor: bootstrap, no events and the head cursor;
-//! - a cursor for another file (a rebuild, or the other store) or past the head: a gap,
-//!   `truncated` and the head cursor;
+//! - a cursor for another file (a rebuild, a store recreated on a reused inode, or the other
+//!   store) or past the head: a gap, `truncated` and the head cursor;
 //! - `maxAgeMs`: seek through the date index to the floor instead of walking the backlog, and
 //!   set `truncated` when that skips rows;
 //! - each call examines at most `Limits::scan_rows` ROWIDs and returns at most `maxEvents`
@@ -116,6 +116,9 @@ pub struct Engine {
     backfill: [Mutex<Backfill>; 2],
     limits: Limits,
     clock: Arc<dyn Clock>,
+    /// Per type (in `EventType::ALL` order), why the last scan failed; `None` when it worked
+    /// or none ran. A cheap stamp can work while every scan fails, so status needs both.
+    last_scan_error: [Mutex<Option<String>>; 2],
 }
 
 impl Engine {
@@ -135,6 +138,7 @@ impl Engine {
             backfill: Default::default(),
             limits,
             clock: Arc::new(SystemClock),
+            last_scan_error: Default::default(),
         }
     }
 
@@ -181,6 +185,15 @@ impl Engine {
         Ok(stamp)
     }
 
+    /// Rows of `ty`'s store skipped because they could not be read (each counted once per
+    /// file), since start-up.
+    pub fn unreadable_rows(&self, ty: EventType) -> u64 {
+        match ty {
+            EventType::MailReceived => lock(&self.mail).unreadable_rows(),
+            EventType::MessagesReceived => lock(&self.messages).unreadable_rows(),
+        }
+    }
+
     /// Resolve where `sub` starts from the client's `cursor` and `max_age_ms`.
     pub fn start(
         &self,
@@ -225,12 +238,25 @@ impl Engine {
             now: self.clock.now(),
         };
         let mut backfill = self.backfill_of(sub.event_type);
-        match &sub.filter {
+        let result = match &sub.filter {
             Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step, &mut backfill),
             Filter::Messages(f) => {
                 next_on(&mut *lock(&self.messages), f, after, &step, &mut backfill)
             }
-        }
+        };
+        *lock(self.scan_error_slot(sub.event_type)) = result.as_ref().err().map(|e| e.to_string());
+        result
+    }
+
+    /// Why the last scan of `ty`'s store failed (the error's full message, path included, for
+    /// `tidings status`); `None` when the last scan worked or none ran yet.
+    pub fn last_scan_error(&self, ty: EventType) -> Option<String> {
+        lock(self.scan_error_slot(ty)).clone()
+    }
+
+    fn scan_error_slot(&self, ty: EventType) -> &Mutex<Option<String>> {
+        let i = EventType::ALL.iter().position(|t| *t == ty).unwrap_or(0);
+        &self.last_scan_error[i]
     }
 
     /// Answer `events/poll` for a checked subscription.
@@ -288,7 +314,7 @@ fn start_on<S: Source>(
             bootstrap: true,
         });
     };
-    if c.identity != stamp.identity || c.rowid > stamp.head {
+    if !c.is_in(stamp.identity) || c.rowid > stamp.head {
         return Ok(Start {
             cursor: head(&stamp),
             truncated: true,
@@ -316,8 +342,12 @@ fn start_on<S: Source>(
             });
         }
     }
+    // The file's full identity from now on: a `v1` cursor (no birth time) comes back as `v2`.
     Ok(Start {
-        cursor: c,
+        cursor: Cursor {
+            identity: stamp.identity,
+            rowid: c.rowid,
+        },
         truncated: false,
         bootstrap: false,
     })
@@ -362,14 +392,17 @@ fn next_on<S: Source>(
         has_more: false,
         truncated: true,
     };
-    if after.identity != stamp.identity || after.rowid > stamp.head {
+    if !after.is_in(stamp.identity) || after.rowid > stamp.head {
         return Ok(gap(&stamp));
     }
     let upto = stamp.head.min(after.rowid.saturating_add(step.scan_rows));
     if upto <= after.rowid {
         return Ok(Batch {
             events: Vec::new(),
-            cursor: after,
+            cursor: Cursor {
+                identity: stamp.identity,
+                rowid: after.rowid,
+            },
             has_more: false,
             truncated: false,
         });

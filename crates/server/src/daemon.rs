@@ -142,8 +142,10 @@ pub struct TypeStatus {
     pub enabled: bool,
     /// The store file's path.
     pub store: String,
-    /// `ok`, or the store error's message.
+    /// `ok`, or the store error's message: the last check's, else the last scan's.
     pub state: String,
+    /// Rows skipped because they could not be read, since start-up.
+    pub unreadable_rows: u64,
     /// How many allowlist entries are set.
     pub allowlist: usize,
     /// Distinct rows skipped as backfill (dated long before they appeared) since start.
@@ -231,7 +233,15 @@ impl Daemon {
                 name: ty.name().to_owned(),
                 enabled: settings.for_type(ty).enabled,
                 store: self.inner.hub.store_path(ty).display().to_string(),
-                state: self.inner.hub.state(ty),
+                // A stamp can work while every scan fails: the scan's error then tells.
+                state: match (
+                    self.inner.hub.state(ty),
+                    self.inner.engine.last_scan_error(ty),
+                ) {
+                    (stamp, Some(scan)) if stamp == "ok" => scan,
+                    (stamp, _) => stamp,
+                },
+                unreadable_rows: self.inner.engine.unreadable_rows(ty),
                 allowlist: settings.for_type(ty).allow.len(),
                 backfilled: self.inner.engine.backfill_skipped(ty),
             })

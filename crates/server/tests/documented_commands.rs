@@ -108,7 +108,7 @@ fn run(command: &str, cwd: &Path, socket: &Path) {
     assert!(event["eventId"].is_string(), "`{command}`: {event}");
     assert!(status.success(), "`{command}`: {status:?}; {stderr}");
     assert!(
-        stderr.contains("resume with --cursor v1."),
+        stderr.contains("resume with --cursor v2."),
         "`{command}`: {stderr}"
     );
 }

@@ -2,11 +2,15 @@
 //!
 //! Both are opened `mode=ro` (never `immutable=1`, which ignores the `-wal` where the newest
 //! rows live), with a short busy timeout, and read in short transactions so that we never hold
-//! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild).
+//! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild)
+//! or when the file or its `-wal` shrinks (wiped or truncated in place); an empty file is an
+//! error with nothing held open on it.
 
+mod columns;
 pub mod mail;
 pub mod messages;
 mod open;
+mod read;
 mod sql;
 
 use std::path::{Path, PathBuf};
@@ -113,6 +117,8 @@ pub struct Scan {
 pub trait Source {
     /// The per-type filter this store understands.
     type Filter;
+    /// Rows skipped because they could not be read, since start-up (each counted once).
+    fn unreadable_rows(&self) -> u64;
     /// Identity, data version and head, opening or reopening as needed.
     fn stamp(&mut self) -> Result<Stamp, StoreError>;
     /// The first ROWID whose date is at or after `floor`, through the date index; `None` when

@@ -51,11 +51,16 @@ fn render(status: &Value, socket: &Path) -> String {
         let allow = ty.get("allowlist").and_then(Value::as_u64).unwrap_or(0);
         // An error state already names the store; "ok" gets the path beside it.
         let state = text(ty, "state");
-        let store = if state == "ok" {
+        let mut store = if state == "ok" {
             format!("ok ({})", text(ty, "store"))
         } else {
             state
         };
+        match ty.get("unreadable_rows").and_then(Value::as_u64) {
+            Some(1) => store.push_str("; skipped 1 unreadable row"),
+            Some(n) if n > 1 => store.push_str(&format!("; skipped {n} unreadable rows")),
+            _ => {}
+        }
         let _ = writeln!(
             out,
             "  {:<18} {:<3}  store: {}  allowlist: {}",
@@ -115,7 +120,7 @@ mod tests {
     fn renders_types_and_counts() {
         let status = json!({"version": "0.1.0", "connections": 2, "streams": 3, "types": [
             {"name": "mail.received", "enabled": true, "store": "/h/Envelope Index",
-             "state": "ok", "allowlist": 4},
+             "state": "ok", "allowlist": 4, "unreadable_rows": 2},
             {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
              "state": "Messages store not found at /h/chat.db", "allowlist": 0,
              "backfilled": 6512}
@@ -131,7 +136,10 @@ mod tests {
         assert!(text.contains("4 entries"), "{text}");
         assert!(text.contains("messages.received  off"), "{text}");
         assert!(text.contains("none (clients must name senders)"), "{text}");
-        assert!(text.contains("store: ok (/h/Envelope Index)"), "{text}");
+        assert!(
+            text.contains("store: ok (/h/Envelope Index); skipped 2 unreadable rows"),
+            "{text}"
+        );
         assert!(
             text.contains("http endpoint: serving at http://127.0.0.1:3917/mcp"),
             "{text}"
