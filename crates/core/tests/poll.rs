@@ -341,13 +341,13 @@ fn chat_and_handle_filters_match_messages() {
 }
 
 #[test]
-fn a_poll_for_a_disabled_type_is_not_found() {
+fn a_poll_for_a_disabled_type_says_it_is_turned_off() {
     let mut s = settings(&["example.com"], &[]);
     s.mail.enabled = false;
     let p = SubscriptionParams::parse(&json!({"name": "mail.received"})).unwrap();
     assert!(matches!(
         Subscription::new(&p.name, &p.arguments, &s),
-        Err(RequestError::NotFound { .. })
+        Err(RequestError::Disabled { .. })
     ));
 }
 
