@@ -1,5 +1,6 @@
 //! The `tidings` command line at its edges: a relative `TIDINGS_SOCKET`, a garbage cursor,
-//! `--max-age` without a cursor, a non-loopback `--http`, no keychain, no daemon.
+//! `--max-age` without a cursor, no keychain, no daemon, the banner, the conformance flag
+//! (a non-loopback `--http` is in http_cli.rs).
 
 mod common;
 
@@ -8,9 +9,6 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use common::{Daemon, NOT_RUNNING, REFUSED, WAIT, Writer, tidings_bin};
-
-/// clap's exit code for a bad command line.
-const USAGE: i32 = 2;
 
 #[test]
 fn a_relative_tidings_socket_resolves_against_the_working_directory() {
@@ -74,22 +72,6 @@ fn max_age_without_a_cursor_replays_that_stretch() {
     let line = line.expect("tail printed the mail written before it started");
     let event: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(event["eventId"], id.as_str(), "{event}");
-}
-
-#[test]
-fn http_on_a_non_loopback_address_is_refused_before_any_banner() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(tidings_bin())
-        .args(["serve", "--demo", "--http", "0.0.0.0:3917", "--data-dir"])
-        .arg(tmp.path().join("demo"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(USAGE), "{out:?}");
-    assert!(out.stdout.is_empty(), "printed a banner: {out:?}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not a loopback address"), "{stderr}");
-    assert!(!tmp.path().join("demo").exists(), "the demo was laid out");
 }
 
 #[test]

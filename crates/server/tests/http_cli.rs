@@ -115,9 +115,12 @@ fn a_non_loopback_address_fails_before_anything_serves() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    // Refused by the command line parser (exit 2), before any banner or demo layout.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty(), "printed a banner: {out:?}");
+    assert!(!tmp.path().join("demo").exists(), "the demo was laid out");
     assert!(
-        stderr.contains("refusing to serve HTTP on 0.0.0.0:3917"),
+        stderr.contains("`0.0.0.0:3917` is not a loopback address"),
         "{stderr}"
     );
 }
