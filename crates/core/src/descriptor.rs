@@ -9,8 +9,10 @@ use serde_json::{Value, json};
 use crate::event::EventType;
 use crate::settings::Settings;
 
-/// How many entries an argument array may hold.
-pub const MAX_ARGUMENT_ITEMS: usize = 100;
+/// How many entries an argument array may hold. Lists reach SQL as one bound JSON parameter,
+/// so this bounds the work of one request, not SQLite's expression depth; the 1 MiB frame
+/// limit bounds it too.
+pub const MAX_ARGUMENT_ITEMS: usize = 10_000;
 
 fn string_array(description: &str) -> Value {
     json!({

@@ -8,7 +8,7 @@ use super::mailboxes::MailboxLookup;
 use super::schema::MailCaps;
 use crate::dates::{from_unix_secs, iso8601};
 use crate::filter::MailFilter;
-use crate::stores::sql::{in_list, sender_predicate};
+use crate::stores::sql::{in_list, sender_condition};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 
@@ -35,10 +35,8 @@ pub(crate) fn rows(
     // Sender bounds first: they are the cheap, selective test.
     for patterns in [&filter.senders, &filter.allow] {
         if !patterns.is_empty() {
-            let pred = sender_predicate("address", patterns, &mut params);
-            conditions.push(format!(
-                "m.sender IN (SELECT ROWID FROM addresses WHERE {pred})"
-            ));
+            let cond = sender_condition("m.sender", "addresses", "address", patterns, &mut params);
+            conditions.push(cond);
         }
     }
     // One event per message: a later copy of a message already seen (same global id) is not

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::schema::MessagesCaps;
 use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
-use crate::stores::sql::sender_predicate;
+use crate::stores::sql::{json_list, sender_condition};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, sanitize};
 
@@ -28,29 +28,21 @@ pub(crate) fn rows(
     let mut conditions = vec!["m.ROWID > ?".to_owned(), "m.ROWID <= ?".to_owned()];
     for patterns in [&filter.senders, &filter.allow] {
         if !patterns.is_empty() {
-            let pred = sender_predicate("id", patterns, &mut params);
-            conditions.push(format!(
-                "m.handle_id IN (SELECT ROWID FROM handle WHERE {pred})"
-            ));
+            let cond = sender_condition("m.handle_id", "handle", "id", patterns, &mut params);
+            conditions.push(cond);
         }
     }
     if !filter.chats.is_empty() {
-        let mut names = Vec::new();
-        for chat in &filter.chats {
-            params.extend([
-                SqlValue::Text(chat.clone()),
-                SqlValue::Text(chat.clone()),
-                SqlValue::Text(chat.clone()),
-            ]);
-            names.push(
-                "display_name = ? COLLATE NOCASE OR chat_identifier = ? COLLATE NOCASE OR guid = ?",
-            );
-        }
-        conditions.push(format!(
+        json_list(&filter.chats, &mut params);
+        json_list(&filter.chats, &mut params);
+        json_list(&filter.chats, &mut params);
+        conditions.push(
             "EXISTS (SELECT 1 FROM chat_message_join j WHERE j.message_id = m.ROWID AND j.chat_id IN \
-             (SELECT ROWID FROM chat WHERE {}))",
-            names.join(" OR ")
-        ));
+             (SELECT ROWID FROM chat WHERE display_name COLLATE NOCASE IN (SELECT value FROM json_each(?)) \
+             OR chat_identifier COLLATE NOCASE IN (SELECT value FROM json_each(?)) \
+             OR guid IN (SELECT value FROM json_each(?))))"
+                .to_owned(),
+        );
     }
     // The skip rules: only messages someone else sent count.
     conditions.push("coalesce(m.is_from_me, 0) = 0".to_owned());
