@@ -36,7 +36,7 @@ pub fn argument_names(ty: EventType) -> &'static [&'static str] {
 pub fn sender_arguments(ty: EventType) -> &'static [&'static str] {
     match ty {
         EventType::MailReceived => &["from", "domains"],
-        EventType::MessagesReceived => &["from", "domains", "chats"],
+        EventType::MessagesReceived => &["from", "domains"],
     }
 }
 
@@ -62,12 +62,12 @@ pub fn input_schema(ty: EventType, settings: &Settings) -> Value {
             "properties": {
                 "from": string_array("Sender handles: E.164 phone numbers (`+12025550143`) or email addresses."),
                 "domains": string_array("Domains of email handles; `example.com` also matches `eu.example.com`."),
-                "chats": string_array("Chats by display name or identifier (`chat123…`, `+1202…`), case-insensitive."),
+                "chats": string_array("Chats by their stable identifier, as events report it in `chat.identifier` (`chat123…` for a group, `+1202…` or an address one-to-one), or by guid; never by display name, which whoever made the group chose. Narrows, never widens, the senders."),
             },
             "additionalProperties": false,
             "examples": [
                 {"from": ["+12025550143"]},
-                {"chats": ["Family"]},
+                {"from": ["+12025550143", "+12025550101"], "chats": ["chat123456789012345678"]},
             ],
         }),
     };

@@ -213,7 +213,7 @@ pub struct MessagesFilter {
     pub senders: Vec<SenderPattern>,
     /// The user's allowlist; empty = none set.
     pub allow: Vec<SenderPattern>,
-    /// Chats by display name, identifier or guid (case-insensitive); empty = any chat.
+    /// Chats by identifier or guid (case-insensitive), never by display name; empty = any chat.
     pub chats: Vec<String>,
 }
 

@@ -172,12 +172,21 @@ impl Engine {
                 }
                 Ok(start_on(&mut *store, cursor, max_age_ms, now)?)
             }
-            Filter::Messages(_) => Ok(start_on(
-                &mut *lock(&self.messages),
-                cursor,
-                max_age_ms,
-                now,
-            )?),
+            Filter::Messages(f) => {
+                let mut store = lock(&self.messages);
+                if let Some(name) = store.display_name_only(&f.chats)? {
+                    let name = crate::text::sanitize(&name, 80);
+                    return Err(RequestError::invalid(
+                        "arguments.chats",
+                        format!(
+                            "arguments.chats: `{name}` is a chat's display name, which whoever \
+                             made the group chose; name the chat by its identifier (the \
+                             `chat.identifier` of its events, such as `chat123…` or `+1202…`)"
+                        ),
+                    ));
+                }
+                Ok(start_on(&mut *store, cursor, max_age_ms, now)?)
+            }
         }
     }
 

@@ -226,17 +226,23 @@ impl Subscription {
                 })
             }
         };
-        let bounded = match &filter {
-            Filter::Mail(f) => !f.senders.is_empty() || !f.allow.is_empty(),
-            Filter::Messages(f) => {
-                !f.senders.is_empty() || !f.allow.is_empty() || !f.chats.is_empty()
-            }
+        // Only senders bound a subscription: a chat's members and name are chosen by whoever
+        // made it, so `chats` (like `mailboxes`) narrows but never bounds.
+        let (senders, allow) = match &filter {
+            Filter::Mail(f) => (&f.senders, &f.allow),
+            Filter::Messages(f) => (&f.senders, &f.allow),
         };
-        if !bounded {
+        if senders.is_empty() && allow.is_empty() {
+            let narrows_only = match &filter {
+                Filter::Messages(f) if !f.chats.is_empty() => {
+                    " (`chats` narrows but does not bound: anyone can add you to a chat or name one)"
+                }
+                _ => "",
+            };
             return Err(RequestError::invalid(
                 "arguments",
                 format!(
-                    "a subscription needs a sender: name {} in arguments, or set an allowlist for {} in Tidings",
+                    "a subscription needs a sender: name {} in arguments, or set an allowlist for {} in Tidings{narrows_only}",
                     sender_arguments(ty).join(" or "),
                     ty.name()
                 ),
@@ -447,9 +453,16 @@ mod tests {
     }
 
     #[test]
-    fn chats_alone_bound_a_messages_subscription() {
+    fn chats_alone_do_not_bound_a_messages_subscription() {
         let s = settings(&[]);
-        let args = json!({"chats": ["Family"]});
+        let args = json!({"chats": ["chat123456789012345678"]});
+        let e = Subscription::new("messages.received", args.as_object().unwrap(), &s).unwrap_err();
+        let RequestError::InvalidParams { field, message } = e else {
+            panic!("expected InvalidParams")
+        };
+        assert_eq!(field, "arguments");
+        assert!(message.contains("`chats` narrows"), "{message}");
+        let args = json!({"chats": ["chat123456789012345678"], "from": ["+12025550143"]});
         assert!(Subscription::new("messages.received", args.as_object().unwrap(), &s).is_ok());
     }
 }

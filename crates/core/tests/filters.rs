@@ -1,5 +1,5 @@
 //! Filters against hostile senders and big lists, on real fixture stores: phone patterns and
-//! e-mail handles, 10,000-entry lists.
+//! e-mail handles, chats named like yours, 10,000-entry lists.
 
 mod common;
 
@@ -100,6 +100,72 @@ fn a_phone_range_in_the_mail_allowlist_matches_no_address() {
     let (sub, _) = subscribe(&s, json!({"name": "mail.received"}));
     let (events, _, _) = w.drain(&sub, from, 1000);
     assert_eq!(senders(&events), Vec::<String>::new());
+}
+
+#[test]
+fn a_chat_named_like_yours_is_not_your_chat() {
+    let (w, mut v) = world();
+    let from = w.cursor_at(EventType::MessagesReceived, 0);
+    let mom = v
+        .messages
+        .add_handle("+12025550111", Service::IMessage)
+        .unwrap();
+    let stranger = v
+        .messages
+        .add_handle("+14155550999", Service::IMessage)
+        .unwrap();
+    let family = family_group(&mut v, "chat111111111111111111", vec![mom]);
+    let fake = family_group(&mut v, "chat999999999999999999", vec![stranger, mom]);
+    let date = Some(apple_ns_from_unix(NOW_UNIX));
+    let real = v
+        .messages
+        .append(&NewMessage::new(mom, family, "dinner?", date))
+        .unwrap();
+    let lure = v
+        .messages
+        .append(&NewMessage::new(stranger, fake, "click this", date))
+        .unwrap();
+    let s = settings(&[], &[]);
+
+    // A chat filter alone no longer bounds a subscription.
+    let p = SubscriptionParams::parse(
+        &json!({"name": "messages.received", "arguments": {"chats": ["chat111111111111111111"]}}),
+    )
+    .unwrap();
+    let (field, _) = field_and_message(Subscription::new(&p.name, &p.arguments, &s).unwrap_err());
+    assert_eq!(field, "arguments");
+
+    // By identifier: the user's chat, not the stranger's namesake.
+    let args =
+        json!({"from": ["+12025550111", "+14155550999"], "chats": ["chat111111111111111111"]});
+    let (sub, _) = subscribe(&s, json!({"name": "messages.received", "arguments": args}));
+    let (events, _, _) = w.drain(&sub, from, 1000);
+    assert_eq!(events.iter().map(rowid_of).collect::<Vec<_>>(), vec![real]);
+
+    // By display name: refused, and never matched.
+    let args = json!({"from": ["+12025550111", "+14155550999"], "chats": ["family"]});
+    let (sub, _) = subscribe(&s, json!({"name": "messages.received", "arguments": args}));
+    let (field, message) = field_and_message(w.engine.start(&sub, Some(from), None).unwrap_err());
+    assert_eq!(field, "arguments.chats");
+    assert!(message.contains("display name"), "{message}");
+    let (events, _, _) = w.drain(&sub, from, 1000);
+    assert!(
+        !events.iter().map(rowid_of).any(|r| r == lure || r == real),
+        "a display name selected a chat"
+    );
+}
+
+/// A group chat called "Family" with `members`.
+fn family_group(v: &mut tidings_fixtures::Variety, identifier: &str, members: Vec<i64>) -> i64 {
+    v.messages
+        .add_chat(&NewChat {
+            identifier: identifier.into(),
+            display_name: Some("Family".into()),
+            group: true,
+            service: Service::IMessage,
+            participants: members,
+        })
+        .unwrap()
 }
 
 fn refs(v: &[String]) -> Vec<&str> {

@@ -33,14 +33,13 @@ pub(crate) fn rows(
         }
     }
     if !filter.chats.is_empty() {
-        json_list(&filter.chats, &mut params);
+        // By identifier or guid only: a display name is chosen by whoever made the group.
         json_list(&filter.chats, &mut params);
         json_list(&filter.chats, &mut params);
         conditions.push(
             "EXISTS (SELECT 1 FROM chat_message_join j WHERE j.message_id = m.ROWID AND j.chat_id IN \
-             (SELECT ROWID FROM chat WHERE display_name COLLATE NOCASE IN (SELECT value FROM json_each(?)) \
-             OR chat_identifier COLLATE NOCASE IN (SELECT value FROM json_each(?)) \
-             OR guid IN (SELECT value FROM json_each(?))))"
+             (SELECT ROWID FROM chat WHERE chat_identifier COLLATE NOCASE IN (SELECT value FROM json_each(?)) \
+             OR guid COLLATE NOCASE IN (SELECT value FROM json_each(?))))"
                 .to_owned(),
         );
     }
