@@ -204,6 +204,8 @@ pub struct MailFilter {
     pub allow: Vec<SenderPattern>,
     /// The client's mailboxes; empty = any mailbox.
     pub mailboxes: Vec<MailboxRef>,
+    /// The client's account (its address or name as Mail shows it, or its UUID); `None` = any.
+    pub account: Option<String>,
 }
 
 /// What a `messages.received` subscription lets through.
@@ -215,6 +217,40 @@ pub struct MessagesFilter {
     pub allow: Vec<SenderPattern>,
     /// Chats by identifier or guid (case-insensitive), never by display name; empty = any chat.
     pub chats: Vec<String>,
+    /// The client's service; `None` = any.
+    pub service: Option<Service>,
+}
+
+/// A Messages service, as chat.db spells it in `message.service` and `chat.service_name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Service {
+    /// `iMessage`.
+    IMessage,
+    /// `SMS`.
+    Sms,
+    /// `RCS`.
+    Rcs,
+}
+
+impl Service {
+    /// Every service, in schema order.
+    pub const ALL: [Service; 3] = [Service::IMessage, Service::Sms, Service::Rcs];
+
+    /// The name chat.db stores and the `service` argument takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::IMessage => "iMessage",
+            Service::Sms => "SMS",
+            Service::Rcs => "RCS",
+        }
+    }
+
+    /// The service called `name`, ignoring ASCII case (`imessage`, `sms`).
+    pub fn parse(name: &str) -> Option<Service> {
+        Service::ALL
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(name.trim()))
+    }
 }
 
 #[cfg(test)]

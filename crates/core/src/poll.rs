@@ -111,6 +111,7 @@ pub struct Engine {
     messages: Mutex<MessagesStore>,
     limits: Limits,
     clock: Arc<dyn Clock>,
+    accounts_map: std::path::PathBuf,
 }
 
 impl Engine {
@@ -129,6 +130,7 @@ impl Engine {
             )),
             limits,
             clock: Arc::new(SystemClock),
+            accounts_map: paths.accounts_map.clone(),
         }
     }
 
@@ -136,6 +138,12 @@ impl Engine {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Engine {
         self.clock = clock;
         self
+    }
+
+    /// The Mail accounts the account map knows (their addresses), for the `account` argument's
+    /// examples. Reads the small map file, never the index, and takes no store lock.
+    pub fn mail_accounts(&self) -> Vec<String> {
+        crate::stores::mail::account_names(&self.accounts_map)
     }
 
     /// The limits in force.
@@ -162,6 +170,15 @@ impl Engine {
         match &sub.filter {
             Filter::Mail(f) => {
                 let mut store = lock(&self.mail);
+                if let Some(account) = &f.account
+                    && store.unknown_account(account)?
+                {
+                    let name = crate::text::sanitize(account, 80);
+                    return Err(RequestError::invalid(
+                        "arguments.account",
+                        format!("arguments.account: no account `{name}` in Mail's index"),
+                    ));
+                }
                 let unknown = store.unknown_mailboxes(&f.mailboxes)?;
                 if let Some(m) = unknown.first() {
                     let name = crate::text::sanitize(&m.path, 80);

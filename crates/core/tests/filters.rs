@@ -1,10 +1,10 @@
 //! Filters against hostile senders and big lists, on real fixture stores: phone patterns and
-//! e-mail handles, chats named like yours, 10,000-entry lists.
+//! e-mail handles, chats named like yours, 10,000-entry lists, `service` and `account`.
 
 mod common;
 
 use common::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use tidings_core::descriptor::MAX_ARGUMENT_ITEMS;
 use tidings_core::{EventType, RequestError, Subscription, SubscriptionParams};
 use tidings_fixtures::{
@@ -241,4 +241,87 @@ fn client_lists_of_the_maximum_length_work_and_one_more_is_refused() {
         field_and_message(Subscription::new(&p.name, &p.arguments, &s).unwrap_err());
     assert_eq!(field, "arguments.domains");
     assert!(message.contains("10000"), "{message}");
+}
+
+#[test]
+fn service_narrows_messages_to_one_service() {
+    let (w, _v) = world();
+    let s = settings(&[], &[]);
+    let from = w.cursor_at(EventType::MessagesReceived, 0);
+    let senders = json!(["+12025550101", "+12025550194", "+14155550123"]);
+    let (sub, _) = subscribe(
+        &s,
+        json!({"name": "messages.received", "arguments": {"from": senders}}),
+    );
+    let (all, _, _) = w.drain(&sub, from, 1000);
+    for service in ["iMessage", "SMS", "RCS"] {
+        let (sub, _) = subscribe(
+            &s,
+            json!({"name": "messages.received", "arguments": {"from": senders, "service": service}}),
+        );
+        let (events, _, _) = w.drain(&sub, from, 1000);
+        let want: Vec<i64> = all
+            .iter()
+            .filter(|e| e.data["from"]["service"] == service)
+            .map(rowid_of)
+            .collect();
+        assert!(!want.is_empty(), "{service}");
+        assert_eq!(
+            events.iter().map(rowid_of).collect::<Vec<_>>(),
+            want,
+            "{service}"
+        );
+    }
+}
+
+#[test]
+fn account_narrows_mail_to_one_account_and_names_an_unknown_one() {
+    let (w, _v) = world();
+    let s = settings(
+        &[
+            "example.com",
+            "example.org",
+            "example.net",
+            "deals.test",
+            "acme.test",
+        ],
+        &[],
+    );
+    let from = w.cursor_at(EventType::MailReceived, 0);
+    let (sub, _) = subscribe(&s, json!({"name": "mail.received"}));
+    let (all, _, _) = w.drain(&sub, from, 1000);
+    let accounts: std::collections::BTreeSet<String> = all
+        .iter()
+        .filter_map(|e| e.data["account"].as_str().map(str::to_owned))
+        .collect();
+    assert!(accounts.len() >= 2, "{accounts:?}");
+    assert_eq!(
+        w.engine.mail_accounts(),
+        ["me@eu.example.com", "me@example.com", "me@example.org"]
+    );
+    for account in &accounts {
+        let (sub, _) = subscribe(
+            &s,
+            json!({"name": "mail.received", "arguments": {"account": account.to_uppercase()}}),
+        );
+        w.engine.start(&sub, Some(from), None).unwrap();
+        let (events, _, _) = w.drain(&sub, from, 1000);
+        let want: Vec<i64> = all
+            .iter()
+            .filter(|e| e.data["account"] == Value::String(account.clone()))
+            .map(rowid_of)
+            .collect();
+        assert_eq!(
+            events.iter().map(rowid_of).collect::<Vec<_>>(),
+            want,
+            "{account}"
+        );
+    }
+    let (sub, _) = subscribe(
+        &s,
+        json!({"name": "mail.received", "arguments": {"account": "nobody@nowhere.test"}}),
+    );
+    let (field, message) = field_and_message(w.engine.start(&sub, Some(from), None).unwrap_err());
+    assert_eq!(field, "arguments.account");
+    assert!(message.contains("nobody@nowhere.test"), "{message}");
 }

@@ -67,6 +67,14 @@ pub(crate) fn rows(
              AND +c.deleted = 0 AND (c.mailbox IN ({ids}){labels}))"
         ));
     }
+    if let Some(account) = &filter.account {
+        // Any live copy of the message in one of the account's mailboxes.
+        let ids = in_list(&lookup.account_mailboxes(account), &mut params);
+        conditions.push(format!(
+            "EXISTS (SELECT 1 FROM messages c WHERE c.global_message_id = m.global_message_id \
+             AND +c.deleted = 0 AND c.mailbox IN ({ids}))"
+        ));
+    }
     params.push(SqlValue::Integer(window.limit as i64));
     let (mid_col, mid_join) = if caps.message_id_header {
         (

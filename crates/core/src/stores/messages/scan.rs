@@ -43,6 +43,11 @@ pub(crate) fn rows(
                 .to_owned(),
         );
     }
+    if let Some(service) = filter.service {
+        // The service the event reports (`from.service`).
+        params.push(SqlValue::Text(service.as_str().to_owned()));
+        conditions.push("coalesce(m.service, c.service_name) = ? COLLATE NOCASE".to_owned());
+    }
     // The skip rules: only messages someone else sent count.
     conditions.push("coalesce(m.is_from_me, 0) = 0".to_owned());
     if caps.associated {
