@@ -7,10 +7,13 @@
 use serde_json::{Value, json};
 
 use crate::event::EventType;
+use crate::filter::Service;
 use crate::settings::Settings;
 
-/// How many entries an argument array may hold.
-pub const MAX_ARGUMENT_ITEMS: usize = 100;
+/// How many entries an argument array may hold. Lists reach SQL as one bound JSON parameter,
+/// so this bounds the work of one request, not SQLite's expression depth; the 1 MiB frame
+/// limit bounds it too.
+pub const MAX_ARGUMENT_ITEMS: usize = 10_000;
 
 fn string_array(description: &str) -> Value {
     json!({
@@ -25,8 +28,8 @@ fn string_array(description: &str) -> Value {
 /// The argument names each type accepts, in schema order.
 pub fn argument_names(ty: EventType) -> &'static [&'static str] {
     match ty {
-        EventType::MailReceived => &["from", "domains", "mailboxes"],
-        EventType::MessagesReceived => &["from", "domains", "chats"],
+        EventType::MailReceived => &["from", "domains", "mailboxes", "account"],
+        EventType::MessagesReceived => &["from", "domains", "chats", "service"],
     }
 }
 
@@ -34,38 +37,62 @@ pub fn argument_names(ty: EventType) -> &'static [&'static str] {
 pub fn sender_arguments(ty: EventType) -> &'static [&'static str] {
     match ty {
         EventType::MailReceived => &["from", "domains"],
-        EventType::MessagesReceived => &["from", "domains", "chats"],
+        EventType::MessagesReceived => &["from", "domains"],
     }
 }
 
-/// The `inputSchema` of `ty` under `settings`.
+/// The `inputSchema` of `ty` under `settings`, without examples drawn from the stores.
 pub fn input_schema(ty: EventType, settings: &Settings) -> Value {
+    input_schema_with(ty, settings, &[])
+}
+
+/// The `inputSchema` of `ty` under `settings`; `accounts` (Mail's account addresses, when
+/// known) become examples of `account`.
+pub fn input_schema_with(ty: EventType, settings: &Settings, accounts: &[String]) -> Value {
     let mut schema = match ty {
-        EventType::MailReceived => json!({
-            "type": "object",
-            "properties": {
-                "from": string_array("Sender addresses, matched case-insensitively."),
-                "domains": string_array("Sender domains; `example.com` also matches `eu.example.com`."),
-                "mailboxes": string_array(
-                    "Mailbox paths such as `INBOX` or `Clients/Acme`, optionally qualified by account as `account:path` (the account's address or UUID). Narrows, never widens, the senders."),
-            },
-            "additionalProperties": false,
-            "examples": [
-                {"domains": ["example.com"]},
-                {"from": ["ana@example.com"], "mailboxes": ["INBOX"]},
-            ],
-        }),
+        EventType::MailReceived => {
+            let mut account = json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": crate::filter::MAX_PATTERN_LEN,
+                "description": "One account, by its address as Mail shows it (the events' `account`) or its UUID. Narrows, never widens, the senders.",
+            });
+            if !accounts.is_empty() {
+                account["examples"] = json!(accounts);
+            }
+            json!({
+                "type": "object",
+                "properties": {
+                    "from": string_array("Sender addresses, matched case-insensitively."),
+                    "domains": string_array("Sender domains; `example.com` also matches `eu.example.com`."),
+                    "mailboxes": string_array(
+                        "Mailbox paths such as `INBOX` or `Clients/Acme`, optionally qualified by account as `account:path` (the account's address or UUID). Narrows, never widens, the senders."),
+                    "account": account,
+                },
+                "additionalProperties": false,
+                "examples": [
+                    {"domains": ["example.com"]},
+                    {"from": ["ana@example.com"], "mailboxes": ["INBOX"]},
+                ],
+            })
+        }
         EventType::MessagesReceived => json!({
             "type": "object",
             "properties": {
                 "from": string_array("Sender handles: E.164 phone numbers (`+12025550143`) or email addresses."),
                 "domains": string_array("Domains of email handles; `example.com` also matches `eu.example.com`."),
-                "chats": string_array("Chats by display name or identifier (`chat123…`, `+1202…`), case-insensitive."),
+                "chats": string_array("Chats by their stable identifier, as events report it in `chat.identifier` (`chat123…` for a group, `+1202…` or an address one-to-one), or by guid; never by display name, which whoever made the group chose. Narrows, never widens, the senders."),
+                "service": {
+                    "type": "string",
+                    "enum": Service::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+                    "description": "Only messages sent over this service (the events' `from.service`).",
+                },
             },
             "additionalProperties": false,
             "examples": [
                 {"from": ["+12025550143"]},
-                {"chats": ["Family"]},
+                {"from": ["+12025550143", "+12025550101"], "chats": ["chat123456789012345678"]},
+                {"domains": ["example.com"], "service": "iMessage"},
             ],
         }),
     };
@@ -147,6 +174,11 @@ pub fn payload_schema(ty: EventType) -> Value {
 
 /// The `EventDescriptor` of `ty` under `settings`.
 pub fn descriptor(ty: EventType, settings: &Settings) -> Value {
+    descriptor_with(ty, settings, &[])
+}
+
+/// The `EventDescriptor` of `ty` under `settings`, with Mail's known `accounts` as examples.
+pub fn descriptor_with(ty: EventType, settings: &Settings, accounts: &[String]) -> Value {
     let description = match ty {
         EventType::MailReceived => {
             "A new message arrived in Apple Mail (any account). Envelope only: sender, recipients, subject, mailbox, dates and flags; never the body. One event per message, even when labels put it in several mailboxes."
@@ -159,16 +191,22 @@ pub fn descriptor(ty: EventType, settings: &Settings) -> Value {
         "name": ty.name(),
         "description": description,
         "delivery": ["poll", "push"],
-        "inputSchema": input_schema(ty, settings),
+        "inputSchema": input_schema_with(ty, settings, accounts),
         "payloadSchema": payload_schema(ty),
     })
 }
 
 /// The descriptors of the enabled types, in list order.
 pub fn enabled_descriptors(settings: &Settings) -> Vec<Value> {
+    enabled_descriptors_with(settings, &[])
+}
+
+/// The descriptors of the enabled types, with Mail's known `accounts` as examples of
+/// `account` ([`crate::Engine::mail_accounts`]).
+pub fn enabled_descriptors_with(settings: &Settings, accounts: &[String]) -> Vec<Value> {
     EventType::ALL
         .into_iter()
         .filter(|t| settings.for_type(*t).enabled)
-        .map(|t| descriptor(t, settings))
+        .map(|t| descriptor_with(t, settings, accounts))
         .collect()
 }

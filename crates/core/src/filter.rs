@@ -37,7 +37,8 @@ impl SenderPattern {
         let s = raw.trim();
         if let Some(prefix) = s.strip_suffix('*') {
             let p = normalize_handle(prefix);
-            if p.is_empty() || p.contains('*') || !is_printable(&p) {
+            // `+*` is neither a phone range (no digit) nor an e-mail prefix anyone means.
+            if p.is_empty() || p == "+" || p.contains('*') || !is_printable(&p) {
                 return Err(err(raw, "a prefix such as `+120255501*`"));
             }
             return Ok(SenderPattern::Prefix(p));
@@ -92,15 +93,22 @@ impl SenderPattern {
         Ok(SenderPattern::Domain(s))
     }
 
-    /// Whether `sender` (an address or handle) matches, with the same rules the SQL uses.
+    /// Whether `sender` (an address or handle) matches, with the same rules the SQL uses
+    /// (`stores::sql`): a phone pattern matches phone handles only and an e-mail pattern
+    /// e-mail handles only, so `+120255501*` never lets `+12025550143@evil.test` through.
+    /// Case is folded for ASCII only, as SQLite's `LIKE` and `NOCASE` do.
     pub fn matches(&self, sender: &str) -> bool {
-        let sender = sender.to_lowercase();
+        let sender = sender.to_ascii_lowercase();
         match self {
             SenderPattern::Exact(e) => sender == *e,
-            SenderPattern::Domain(d) => {
-                sender.ends_with(&format!("@{d}")) || sender.ends_with(&format!(".{d}"))
+            // The domain part of an e-mail handle: `d` follows an `@`, or a `.` after an `@`.
+            SenderPattern::Domain(d) => sender.char_indices().any(|(i, c)| {
+                matches!(c, '@' | '.') && sender[..=i].contains('@') && sender[i + 1..] == *d
+            }),
+            SenderPattern::Prefix(p) if is_phone_handle(p) => {
+                is_phone_handle(&sender) && sender.starts_with(p.as_str())
             }
-            SenderPattern::Prefix(p) => sender.starts_with(p.as_str()),
+            SenderPattern::Prefix(p) => sender.contains('@') && sender.starts_with(p.as_str()),
         }
     }
 }
@@ -125,11 +133,16 @@ fn is_printable(s: &str) -> bool {
     !s.chars().any(char::is_control)
 }
 
+/// A phone handle, as the stores keep it (normalised E.164 or a short code): digits with an
+/// optional leading `+`, nothing else. Everything else is an e-mail handle.
+pub fn is_phone_handle(s: &str) -> bool {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// A phone number is digits with an optional leading `+`, once separators are removed.
 fn looks_like_phone(s: &str) -> bool {
-    let n = strip_phone_separators(s);
-    let digits = n.strip_prefix('+').unwrap_or(&n);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    is_phone_handle(&strip_phone_separators(s))
 }
 
 fn strip_phone_separators(s: &str) -> String {
@@ -138,16 +151,15 @@ fn strip_phone_separators(s: &str) -> String {
         .collect()
 }
 
-/// Handles are stored as E.164 (`+12025550143`) or lower-case-insensitive emails: drop phone
-/// separators from numbers and lower-case everything.
+/// Handles are stored as E.164 (`+12025550143`) or case-insensitive emails: drop phone
+/// separators from numbers and lower-case ASCII (SQLite folds no other case).
 fn normalize_handle(raw: &str) -> String {
     let s = raw.trim();
     let phone = strip_phone_separators(s);
-    let digits = phone.strip_prefix('+').unwrap_or(&phone);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+    if is_phone_handle(&phone) {
         phone
     } else {
-        s.to_lowercase()
+        s.to_ascii_lowercase()
     }
 }
 
@@ -192,6 +204,8 @@ pub struct MailFilter {
     pub allow: Vec<SenderPattern>,
     /// The client's mailboxes; empty = any mailbox.
     pub mailboxes: Vec<MailboxRef>,
+    /// The client's account (its address or name as Mail shows it, or its UUID); `None` = any.
+    pub account: Option<String>,
 }
 
 /// What a `messages.received` subscription lets through.
@@ -201,8 +215,42 @@ pub struct MessagesFilter {
     pub senders: Vec<SenderPattern>,
     /// The user's allowlist; empty = none set.
     pub allow: Vec<SenderPattern>,
-    /// Chats by display name, identifier or guid (case-insensitive); empty = any chat.
+    /// Chats by identifier or guid (case-insensitive), never by display name; empty = any chat.
     pub chats: Vec<String>,
+    /// The client's service; `None` = any.
+    pub service: Option<Service>,
+}
+
+/// A Messages service, as chat.db spells it in `message.service` and `chat.service_name`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Service {
+    /// `iMessage`.
+    IMessage,
+    /// `SMS`.
+    Sms,
+    /// `RCS`.
+    Rcs,
+}
+
+impl Service {
+    /// Every service, in schema order.
+    pub const ALL: [Service; 3] = [Service::IMessage, Service::Sms, Service::Rcs];
+
+    /// The name chat.db stores and the `service` argument takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::IMessage => "iMessage",
+            Service::Sms => "SMS",
+            Service::Rcs => "RCS",
+        }
+    }
+
+    /// The service called `name`, ignoring ASCII case (`imessage`, `sms`).
+    pub fn parse(name: &str) -> Option<Service> {
+        Service::ALL
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(name.trim()))
+    }
 }
 
 #[cfg(test)]

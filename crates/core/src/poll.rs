@@ -119,6 +119,7 @@ pub struct Engine {
     /// Per type (in `EventType::ALL` order), why the last scan failed; `None` when it worked
     /// or none ran. A cheap stamp can work while every scan fails, so status needs both.
     last_scan_error: [Mutex<Option<String>>; 2],
+    accounts_map: std::path::PathBuf,
 }
 
 impl Engine {
@@ -139,6 +140,7 @@ impl Engine {
             limits,
             clock: Arc::new(SystemClock),
             last_scan_error: Default::default(),
+            accounts_map: paths.accounts_map.clone(),
         }
     }
 
@@ -166,6 +168,12 @@ impl Engine {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Engine {
         self.clock = clock;
         self
+    }
+
+    /// The Mail accounts the account map knows (their addresses), for the `account` argument's
+    /// examples. Reads the small map file, never the index, and takes no store lock.
+    pub fn mail_accounts(&self) -> Vec<String> {
+        crate::stores::mail::account_names(&self.accounts_map)
     }
 
     /// The limits in force.
@@ -205,6 +213,15 @@ impl Engine {
         match &sub.filter {
             Filter::Mail(f) => {
                 let mut store = lock(&self.mail);
+                if let Some(account) = &f.account
+                    && store.unknown_account(account)?
+                {
+                    let name = crate::text::sanitize(account, 80);
+                    return Err(RequestError::invalid(
+                        "arguments.account",
+                        format!("arguments.account: no account `{name}` in Mail's index"),
+                    ));
+                }
                 let unknown = store.unknown_mailboxes(&f.mailboxes)?;
                 if let Some(m) = unknown.first() {
                     let name = crate::text::sanitize(&m.path, 80);
@@ -215,12 +232,21 @@ impl Engine {
                 }
                 Ok(start_on(&mut *store, cursor, max_age_ms, now)?)
             }
-            Filter::Messages(_) => Ok(start_on(
-                &mut *lock(&self.messages),
-                cursor,
-                max_age_ms,
-                now,
-            )?),
+            Filter::Messages(f) => {
+                let mut store = lock(&self.messages);
+                if let Some(name) = store.display_name_only(&f.chats)? {
+                    let name = crate::text::sanitize(&name, 80);
+                    return Err(RequestError::invalid(
+                        "arguments.chats",
+                        format!(
+                            "arguments.chats: `{name}` is a chat's display name, which whoever \
+                             made the group chose; name the chat by its identifier (the \
+                             `chat.identifier` of its events, such as `chat123…` or `+1202…`)"
+                        ),
+                    ));
+                }
+                Ok(start_on(&mut *store, cursor, max_age_ms, now)?)
+            }
         }
     }
 

@@ -10,7 +10,9 @@ use crate::cursor::Cursor;
 use crate::descriptor::{MAX_ARGUMENT_ITEMS, argument_names, sender_arguments};
 use crate::error::RequestError;
 use crate::event::EventType;
-use crate::filter::{MailFilter, MailboxRef, MessagesFilter, PatternError, SenderPattern};
+use crate::filter::{
+    MAX_PATTERN_LEN, MailFilter, MailboxRef, MessagesFilter, PatternError, SenderPattern, Service,
+};
 use crate::settings::Settings;
 use crate::text::sanitize;
 
@@ -217,28 +219,53 @@ impl Subscription {
                     senders,
                     allow,
                     mailboxes,
+                    account: string_scalar(arguments, "account")?,
                 })
             }
             EventType::MessagesReceived => {
                 let chats = list("chats")?;
+                let service = match string_scalar(arguments, "service")? {
+                    None => None,
+                    Some(name) => Some(Service::parse(&name).ok_or_else(|| {
+                        let known: Vec<String> = Service::ALL
+                            .iter()
+                            .map(|s| format!("`{}`", s.as_str()))
+                            .collect();
+                        RequestError::invalid(
+                            "arguments.service",
+                            format!(
+                                "arguments.service must be one of {}, got `{}`",
+                                known.join(", "),
+                                sanitize(&name, MAX_NAME_ECHO)
+                            ),
+                        )
+                    })?),
+                };
                 Filter::Messages(MessagesFilter {
                     senders,
                     allow,
                     chats,
+                    service,
                 })
             }
         };
-        let bounded = match &filter {
-            Filter::Mail(f) => !f.senders.is_empty() || !f.allow.is_empty(),
-            Filter::Messages(f) => {
-                !f.senders.is_empty() || !f.allow.is_empty() || !f.chats.is_empty()
-            }
+        // Only senders bound a subscription: a chat's members and name are chosen by whoever
+        // made it, so `chats` (like `mailboxes`) narrows but never bounds.
+        let (senders, allow) = match &filter {
+            Filter::Mail(f) => (&f.senders, &f.allow),
+            Filter::Messages(f) => (&f.senders, &f.allow),
         };
-        if !bounded {
+        if senders.is_empty() && allow.is_empty() {
+            let narrows_only = match &filter {
+                Filter::Messages(f) if !f.chats.is_empty() => {
+                    " (`chats` narrows but does not bound: anyone can add you to a chat or name one)"
+                }
+                _ => "",
+            };
             return Err(RequestError::invalid(
                 "arguments",
                 format!(
-                    "a subscription needs a sender: name {} in arguments, or set an allowlist for {} in Tidings",
+                    "a subscription needs a sender: name {} in arguments, or set an allowlist for {} in Tidings{narrows_only}",
                     sender_arguments(ty).join(" or "),
                     ty.name()
                 ),
@@ -256,6 +283,38 @@ fn pattern_error(field: &str, e: PatternError) -> RequestError {
         format!("arguments.{field}"),
         format!("arguments.{field}: {e}"),
     )
+}
+
+/// The string `arguments[key]`: absent or null is `None`; anything but a non-empty, printable
+/// string of at most [`MAX_PATTERN_LEN`] characters is an error naming the field.
+fn string_scalar(
+    arguments: &Map<String, Value>,
+    key: &str,
+) -> Result<Option<String>, RequestError> {
+    let field = format!("arguments.{key}");
+    match arguments.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            if s.is_empty() {
+                Err(RequestError::invalid(
+                    field.clone(),
+                    format!("{field} must not be empty; omit it instead"),
+                ))
+            } else if s.chars().count() > MAX_PATTERN_LEN || s.chars().any(char::is_control) {
+                Err(RequestError::invalid(
+                    field.clone(),
+                    format!("{field} must be at most {MAX_PATTERN_LEN} printable characters"),
+                ))
+            } else {
+                Ok(Some(s.to_owned()))
+            }
+        }
+        Some(other) => Err(RequestError::invalid(
+            field.clone(),
+            format!("{field} must be a string, got {}", json_kind(other)),
+        )),
+    }
 }
 
 /// The strings of `arguments[key]`: absent is empty; anything but a non-empty array of
@@ -458,9 +517,80 @@ mod tests {
     }
 
     #[test]
-    fn chats_alone_bound_a_messages_subscription() {
+    fn chats_alone_do_not_bound_a_messages_subscription() {
         let s = settings(&[]);
-        let args = json!({"chats": ["Family"]});
+        let args = json!({"chats": ["chat123456789012345678"]});
+        let e = Subscription::new("messages.received", args.as_object().unwrap(), &s).unwrap_err();
+        let RequestError::InvalidParams { field, message } = e else {
+            panic!("expected InvalidParams")
+        };
+        assert_eq!(field, "arguments");
+        assert!(message.contains("`chats` narrows"), "{message}");
+        let args = json!({"chats": ["chat123456789012345678"], "from": ["+12025550143"]});
         assert!(Subscription::new("messages.received", args.as_object().unwrap(), &s).is_ok());
+    }
+
+    #[test]
+    fn service_and_account_are_checked_scalars() {
+        let s = settings(&["example.com"]);
+        let mut m = s.clone();
+        m.messages.allow = s.mail.allow.clone();
+        for (name, args, field) in [
+            (
+                "messages.received",
+                json!({"service": ["SMS"]}),
+                "arguments.service",
+            ),
+            (
+                "messages.received",
+                json!({"service": 3}),
+                "arguments.service",
+            ),
+            (
+                "messages.received",
+                json!({"service": "Fax"}),
+                "arguments.service",
+            ),
+            (
+                "messages.received",
+                json!({"service": ""}),
+                "arguments.service",
+            ),
+            (
+                "mail.received",
+                json!({"account": ["a@example.com"]}),
+                "arguments.account",
+            ),
+            (
+                "mail.received",
+                json!({"account": true}),
+                "arguments.account",
+            ),
+            (
+                "messages.received",
+                json!({"account": "a@example.com"}),
+                "arguments.account",
+            ),
+            (
+                "mail.received",
+                json!({"service": "SMS"}),
+                "arguments.service",
+            ),
+        ] {
+            let e = Subscription::new(name, args.as_object().unwrap(), &m).unwrap_err();
+            assert_eq!(field_of(e), field, "{name} {args}");
+        }
+        let args = json!({"service": "sms"});
+        let sub = Subscription::new("messages.received", args.as_object().unwrap(), &m).unwrap();
+        let Filter::Messages(f) = sub.filter else {
+            panic!()
+        };
+        assert_eq!(f.service, Some(Service::Sms));
+        let args = json!({"account": "ana@example.com"});
+        let sub = Subscription::new("mail.received", args.as_object().unwrap(), &m).unwrap();
+        let Filter::Mail(f) = sub.filter else {
+            panic!()
+        };
+        assert_eq!(f.account.as_deref(), Some("ana@example.com"));
     }
 }

@@ -316,7 +316,10 @@ fn chat_and_handle_filters_match_messages() {
     let from = w.cursor_at(EventType::MessagesReceived, 0);
     let (sub, _) = subscribe(
         &s,
-        json!({"name": "messages.received", "arguments": {"chats": ["weekend plans 🌲"]}}),
+        json!({"name": "messages.received", "arguments": {
+            "chats": ["CHAT183746592018374659"],
+            "from": ["+12025550102", "+12025550103", "dee@example.com", "+12025550101"],
+        }}),
     );
     let (events, _, _) = w.drain(&sub, from, 1000);
     assert!(!events.is_empty());

@@ -88,6 +88,15 @@ fn discover_list_bootstrap_then_poll_returns_new_mail_and_message() {
         assert!(descriptor["inputSchema"].is_object(), "{descriptor}");
         assert!(descriptor["payloadSchema"].is_object(), "{descriptor}");
     }
+    // The demo's Mail accounts are the examples of `account`.
+    let mail = &list["events"].as_array().unwrap()[0];
+    let accounts = &mail["inputSchema"]["properties"]["account"]["examples"];
+    assert!(
+        accounts
+            .as_array()
+            .is_some_and(|a| a.contains(&json!("me@example.com"))),
+        "{mail}"
+    );
 
     // Bootstrap: no events, a cursor to start from (the demo allowlist bounds the senders).
     let mut cursors = Vec::new();

@@ -39,6 +39,45 @@ fn a_wrongly_typed_argument_is_invalid_params_naming_it() {
 }
 
 #[test]
+fn a_wrongly_typed_service_or_account_is_invalid_params_naming_it() {
+    let daemon = Daemon::start();
+    let mut client = daemon.client();
+    for (id, name, arguments, field) in [
+        (
+            1,
+            "messages.received",
+            json!({"service": 3}),
+            "arguments.service",
+        ),
+        (
+            2,
+            "messages.received",
+            json!({"service": "Fax"}),
+            "arguments.service",
+        ),
+        (
+            3,
+            "mail.received",
+            json!({"account": ["me@example.com"]}),
+            "arguments.account",
+        ),
+    ] {
+        let error = client.error(
+            id,
+            "events/poll",
+            json!({"name": name, "arguments": arguments}),
+        );
+        assert_eq!(error["code"], -32602, "{error}");
+        assert_eq!(error["data"]["field"], field, "{error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("must be"),
+            "a known argument with a wrong value: {error}"
+        );
+    }
+}
+
+#[test]
 fn a_garbage_cursor_is_invalid_params_naming_the_cursor() {
     let daemon = Daemon::start();
     let mut client = daemon.client();

@@ -181,9 +181,18 @@ pub struct TailArgs {
     #[arg(long = "mailboxes", value_name = "MAILBOX")]
     pub mailboxes: Vec<String>,
 
-    /// A chat's display name or identifier (messages.received; repeatable).
+    /// A chat's identifier, as events show it in chat.identifier (messages.received;
+    /// repeatable; narrows --from, never a display name).
     #[arg(long = "chats", value_name = "CHAT")]
     pub chats: Vec<String>,
+
+    /// One service: iMessage, SMS or RCS (messages.received).
+    #[arg(long, value_name = "SERVICE")]
+    pub service: Option<String>,
+
+    /// One account, by its address as events show it in `account` (mail.received).
+    #[arg(long, value_name = "ACCOUNT")]
+    pub account: Option<String>,
 
     /// Resume after this cursor (as printed when a previous tail ended).
     #[arg(long, value_name = "CURSOR")]

@@ -89,6 +89,11 @@ fn stream_params(args: &TailArgs) -> Value {
             arguments.insert(key.into(), json!(values));
         }
     }
+    for (key, value) in [("service", &args.service), ("account", &args.account)] {
+        if let Some(value) = value {
+            arguments.insert(key.into(), json!(value));
+        }
+    }
     let mut params = json!({"name": args.event_type, "arguments": arguments});
     if let Some(cursor) = &args.cursor {
         params["cursor"] = json!(cursor);
@@ -224,6 +229,8 @@ mod tests {
             domains: vec!["example.com".into()],
             mailboxes: vec![],
             chats: vec![],
+            service: None,
+            account: None,
             cursor: Some("v1.1-2.3".into()),
             max_age: Some(Duration::from_secs(600)),
             socket: None,
@@ -238,6 +245,16 @@ mod tests {
             json!({"name": "mail.received", "arguments": {"domains": ["example.com"]},
                    "cursor": "v1.1-2.3", "maxAgeMs": 600_000})
         );
+    }
+
+    #[test]
+    fn service_and_account_are_scalars() {
+        let mut a = args();
+        a.service = Some("SMS".into());
+        a.account = Some("me@example.com".into());
+        let params = stream_params(&a);
+        assert_eq!(params["arguments"]["service"], "SMS");
+        assert_eq!(params["arguments"]["account"], "me@example.com");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 use tidings_core::Settings;
-use tidings_core::descriptor::enabled_descriptors;
+use tidings_core::descriptor::enabled_descriptors_with;
 
 use super::wire::{SERVER_NAME, complete};
 
@@ -30,9 +30,10 @@ pub fn server_config(demo: bool) -> ServerConfig {
         .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
 }
 
-/// `events/list`: one page, the enabled types only.
-pub fn list(settings: &Settings) -> CustomResult {
-    complete(json!({ "events": enabled_descriptors(settings) }))
+/// `events/list`: one page, the enabled types only; Mail's known `accounts` are examples of
+/// `mail.received`'s `account` argument.
+pub fn list(settings: &Settings, accounts: &[String]) -> CustomResult {
+    complete(json!({ "events": enabled_descriptors_with(settings, accounts) }))
 }
 
 /// `config` without the events extension: what a legacy `initialize` answers. SEP-3415 defines

@@ -127,7 +127,11 @@ impl ServerHandler for EventsHandler {
             return Err(legacy_method(shown, &legacy));
         }
         match method.as_str() {
-            "events/list" => Ok(list::list(&self.daemon.settings_arc())),
+            "events/list" => {
+                // The account map is a small file, read only here (never the index).
+                let accounts = self.daemon.engine().mail_accounts();
+                Ok(list::list(&self.daemon.settings_arc(), &accounts))
+            }
             "events/poll" => poll::poll(&self.daemon, params).await,
             "events/stream" => {
                 let conn = self.conn(&ctx)?;

@@ -89,19 +89,35 @@ impl MailboxLookup {
         (ids, unknown)
     }
 
+    /// The ROWIDs of every mailbox of `account` (its address, name or UUID), sorted; empty
+    /// when no mailbox in the index belongs to it.
+    pub(crate) fn account_mailboxes(&self, account: &str) -> Vec<i64> {
+        let mut ids: Vec<i64> = self
+            .by_id
+            .iter()
+            .filter(|(_, mb)| self.in_account(account, mb))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     fn matches(&self, r: &MailboxRef, mb: &Mailbox) -> bool {
         if !r.path.to_lowercase().eq(&mb.path.to_lowercase()) {
             return false;
         }
         match &r.account {
             None => true,
-            Some(a) => {
-                a.eq_ignore_ascii_case(&mb.account_id)
-                    || self
-                        .account_name(mb)
-                        .is_some_and(|n| n.to_lowercase() == a.to_lowercase())
-            }
+            Some(a) => self.in_account(a, mb),
         }
+    }
+
+    /// Whether `mb` belongs to the account named `a` (its UUID, or its name from the map).
+    fn in_account(&self, a: &str, mb: &Mailbox) -> bool {
+        a.eq_ignore_ascii_case(&mb.account_id)
+            || self
+                .account_name(mb)
+                .is_some_and(|n| n.to_lowercase() == a.to_lowercase())
     }
 }
 
@@ -129,6 +145,18 @@ impl AccountNames {
             .unwrap_or_default();
         self.seen = Some(key);
     }
+}
+
+/// The account names in the map at `path`, sorted and deduplicated; empty when it cannot be
+/// read. For the `account` argument's examples, so read on demand, not kept.
+pub(crate) fn account_names(path: &Path) -> Vec<String> {
+    let mut names: Vec<String> = read_account_map(path)
+        .unwrap_or_default()
+        .into_values()
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 fn read_account_map(path: &Path) -> Option<HashMap<String, String>> {

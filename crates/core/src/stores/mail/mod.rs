@@ -18,6 +18,7 @@ use crate::error::StoreError;
 use crate::filter::{MailFilter, MailboxRef};
 
 use mailboxes::MailboxLookup;
+pub(crate) use mailboxes::account_names;
 use schema::MailCaps;
 
 /// A warm, read-only handle on the Envelope Index.
@@ -40,6 +41,15 @@ impl MailStore {
             accounts_map,
             lookup: MailboxLookup::default(),
         }
+    }
+
+    /// Whether `account` (an address, name or UUID) owns no mailbox in the index, for a clear
+    /// InvalidParams.
+    pub fn unknown_account(&mut self, account: &str) -> Result<bool, StoreError> {
+        let (conn, _, _) = self.handle.current()?;
+        let result = self.lookup.refresh(conn, &self.accounts_map);
+        result.map_err(|e| self.handle.fail(e))?;
+        Ok(self.lookup.account_mailboxes(account).is_empty())
     }
 
     /// The mailbox references that name no mailbox in the index, for a clear InvalidParams.

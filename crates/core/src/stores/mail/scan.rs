@@ -14,7 +14,7 @@ use crate::dates::{from_unix_secs, iso8601};
 use crate::filter::MailFilter;
 use crate::stores::columns::Col;
 use crate::stores::read::{self, Read};
-use crate::stores::sql::{in_list, sender_predicate};
+use crate::stores::sql::{in_list, sender_condition};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 
@@ -41,10 +41,8 @@ pub(crate) fn rows(
     // Sender bounds first: they are the cheap, selective test.
     for patterns in [&filter.senders, &filter.allow] {
         if !patterns.is_empty() {
-            let pred = sender_predicate("address", patterns, &mut params);
-            conditions.push(format!(
-                "m.sender IN (SELECT ROWID FROM addresses WHERE {pred})"
-            ));
+            let cond = sender_condition("m.sender", "addresses", "address", patterns, &mut params);
+            conditions.push(cond);
         }
     }
     // One event per message: a later copy of a message already seen (same global id) is not
@@ -73,6 +71,14 @@ pub(crate) fn rows(
         conditions.push(format!(
             "EXISTS (SELECT 1 FROM messages c WHERE c.global_message_id = m.global_message_id \
              AND +c.deleted = 0 AND (c.mailbox IN ({ids}){labels}))"
+        ));
+    }
+    if let Some(account) = &filter.account {
+        // Any live copy of the message in one of the account's mailboxes.
+        let ids = in_list(&lookup.account_mailboxes(account), &mut params);
+        conditions.push(format!(
+            "EXISTS (SELECT 1 FROM messages c WHERE c.global_message_id = m.global_message_id \
+             AND +c.deleted = 0 AND c.mailbox IN ({ids}))"
         ));
     }
     params.push(SqlValue::Integer(window.limit as i64));

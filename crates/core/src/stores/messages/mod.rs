@@ -11,6 +11,7 @@ mod schema;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rusqlite::OptionalExtension;
 use time::OffsetDateTime;
 
 use super::{Scan, Source, Stamp, StoreHandle, Window, read};
@@ -31,6 +32,31 @@ impl MessagesStore {
         MessagesStore {
             handle: StoreHandle::new("Messages", chat_db, busy_timeout, schema::probe),
         }
+    }
+}
+
+impl MessagesStore {
+    /// The first of `chats` that names a chat by its display name only (no chat has it as
+    /// identifier or guid), for a clear InvalidParams: a name is chosen by whoever made the
+    /// group, so it never selects a chat. A value that names no chat at all is fine: a
+    /// one-to-one chat appears with its first message.
+    pub fn display_name_only(&mut self, chats: &[String]) -> Result<Option<String>, StoreError> {
+        if chats.is_empty() {
+            return Ok(None);
+        }
+        let (conn, _, _) = self.handle.current()?;
+        let list = serde_json::to_string(chats).expect("a list of strings serialises");
+        let result = conn
+            .query_row(
+                "SELECT j.value FROM json_each(?1) j WHERE \
+                 EXISTS (SELECT 1 FROM chat c WHERE c.display_name = j.value COLLATE NOCASE) AND NOT EXISTS \
+                 (SELECT 1 FROM chat c WHERE c.chat_identifier = j.value COLLATE NOCASE \
+                 OR c.guid = j.value COLLATE NOCASE) LIMIT 1",
+                [list],
+                |r| r.get::<_, String>(0),
+            )
+            .optional();
+        result.map_err(|e| self.handle.fail(e))
     }
 }
 

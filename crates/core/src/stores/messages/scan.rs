@@ -11,7 +11,7 @@ use super::schema::{
 use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
 use crate::stores::read::{self, Read};
-use crate::stores::sql::sender_predicate;
+use crate::stores::sql::{json_list, sender_condition};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, sanitize};
 
@@ -32,28 +32,27 @@ pub(crate) fn rows(
     let mut conditions = vec!["m.ROWID > ?".to_owned(), "m.ROWID <= ?".to_owned()];
     for patterns in [&filter.senders, &filter.allow] {
         if !patterns.is_empty() {
-            let pred = sender_predicate("id", patterns, &mut params);
-            conditions.push(format!(
-                "m.handle_id IN (SELECT ROWID FROM handle WHERE {pred})"
-            ));
+            let cond = sender_condition("m.handle_id", "handle", "id", patterns, &mut params);
+            conditions.push(cond);
         }
     }
     if !filter.chats.is_empty() {
-        let mut names = Vec::new();
-        for chat in &filter.chats {
-            params.extend([
-                SqlValue::Text(chat.clone()),
-                SqlValue::Text(chat.clone()),
-                SqlValue::Text(chat.clone()),
-            ]);
-            names.push(
-                "display_name = ? COLLATE NOCASE OR chat_identifier = ? COLLATE NOCASE OR guid = ?",
-            );
-        }
-        conditions.push(format!(
+        // By identifier or guid only: a display name is chosen by whoever made the group.
+        json_list(&filter.chats, &mut params);
+        json_list(&filter.chats, &mut params);
+        conditions.push(
             "EXISTS (SELECT 1 FROM chat_message_join j WHERE j.message_id = m.ROWID AND j.chat_id IN \
-             (SELECT ROWID FROM chat WHERE {}))",
-            names.join(" OR ")
+             (SELECT ROWID FROM chat WHERE chat_identifier COLLATE NOCASE IN (SELECT value FROM json_each(?)) \
+             OR guid COLLATE NOCASE IN (SELECT value FROM json_each(?))))"
+                .to_owned(),
+        );
+    }
+    if let Some(service) = filter.service {
+        // The service the event reports (`from.service`).
+        params.push(SqlValue::Text(service.as_str().to_owned()));
+        conditions.push(format!(
+            "coalesce(m.{}, c.{}) = ? COLLATE NOCASE",
+            MESSAGE_SERVICE.name, CHAT_SERVICE_NAME.name
         ));
     }
     // The skip rules: only messages someone else sent count.
