@@ -192,11 +192,18 @@ impl Daemon {
             &self.inner.limits,
             &self.inner.shutdown,
         ));
-        let (rmcp_io, pump) =
-            crate::frames::start(io, self.inner.limits.max_frame_bytes, conn.clone());
+        let started = CancellationToken::new();
+        let (rmcp_io, pump) = crate::frames::start(
+            io,
+            self.inner.limits.max_frame_bytes,
+            conn.clone(),
+            started.clone(),
+        );
         let handler = EventsHandler::new(self.clone(), conn.clone());
         match handler.serve_with_ct(rmcp_io, conn.closed.clone()).await {
             Ok(running) => {
+                // rmcp's lifecycle has begun: notifications the framer held may go in now.
+                started.cancel();
                 let reason = running.waiting().await;
                 tracing::debug!(?reason, "connection closed");
             }
@@ -291,15 +298,14 @@ impl Daemon {
         &self.inner.settings_path
     }
 
-    /// Take a place for stream `id` of `conn`: InvalidParams when a socket connection already
-    /// has a live stream with this id, ResourceExhausted naming the cap. Checked before
-    /// anything is provisioned for the stream.
+    /// Take a place for a stream of `conn`: ResourceExhausted naming the cap. Checked before
+    /// anything is provisioned for the stream. (A duplicate id on a socket connection never
+    /// gets here: the framer refuses it.)
     pub(crate) fn acquire_stream(
         &self,
         conn: &Arc<ConnectionState>,
-        id: &rmcp::model::RequestId,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
-        conn.acquire(&self.inner, id)
+        conn.acquire(&self.inner)
     }
 
     /// Where `status` reads the HTTP endpoint's state from (set by its supervisor).

@@ -1,6 +1,6 @@
 //! What one client's streams share: a socket connection's (or an HTTP token's) stream count
-//! and cap, a socket connection's live stream ids, its cancellation tokens, and the RAII
-//! places that keep the counts and ids true.
+//! and cap, a socket connection's live stream ids (kept by the framer), its cancellation
+//! tokens, and the RAII places that keep the counts true.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,7 +10,7 @@ use rmcp::model::RequestId;
 use tokio_util::sync::CancellationToken;
 
 use super::{Daemon, Inner};
-use crate::events::errors::{StreamCap, duplicate_stream_id, streams_exhausted, token_rotated};
+use crate::events::errors::{StreamCap, streams_exhausted, token_rotated};
 use crate::limits::ServerLimits;
 use crate::sync::lock;
 
@@ -29,7 +29,10 @@ pub(crate) struct ConnectionState {
     /// The request ids of a socket connection's open streams. A stream's id is its
     /// `subscriptionId` and the key of `notifications/cancelled`, and rmcp keeps one
     /// cancellation entry per id, so a second stream under a live id would share the first's
-    /// notifications and leave one of the two uncancellable: it is refused. `None` over HTTP,
+    /// notifications and leave one of the two uncancellable: it is refused. The framer owns
+    /// the set: it reserves an id as it forwards the request, in order, before rmcp sees the
+    /// next line, and releases it when the request's answer goes out or a cancel names it
+    /// (see `frames.rs`). `None` over HTTP,
     /// which is stateless per request: each POST is its own JSON-RPC exchange with its own
     /// rmcp service and response stream (a stream is cancelled by dropping it), so two POSTs
     /// with the same id under one token never meet.
@@ -65,38 +68,38 @@ impl ConnectionState {
         }
     }
 
-    /// Whether `id` is the id of an open stream on this socket connection (never over HTTP).
-    pub(crate) fn has_live_stream(&self, id: &RequestId) -> bool {
+    /// Reserve `id` for a stream about to reach rmcp; false when a live stream holds it.
+    /// Always true over HTTP, where ids never meet.
+    pub(crate) fn reserve_stream_id(&self, id: &RequestId) -> bool {
         self.live_ids
             .as_ref()
-            .is_some_and(|ids| lock(ids).contains(id))
+            .is_none_or(|ids| lock(ids).insert(id.clone()))
     }
 
-    /// Take a place for stream `id` under this principal's cap and the process-wide one. On
-    /// a socket connection the id must not be a live stream's (InvalidParams naming `id`);
-    /// that is checked before any count is taken.
+    /// The request `id` was answered or cancelled: a stream under it is over (or never
+    /// opened), so the id is free again.
+    pub(crate) fn release_stream_id(&self, id: &RequestId) {
+        if let Some(ids) = &self.live_ids {
+            lock(ids).remove(id);
+        }
+    }
+
+    /// Whether any stream id is reserved (the framer only reads answers' ids then).
+    pub(crate) fn has_stream_ids(&self) -> bool {
+        self.live_ids
+            .as_ref()
+            .is_some_and(|ids| !lock(ids).is_empty())
+    }
+
+    /// Take a place for a stream under this principal's cap and the process-wide one. (On a
+    /// socket connection its id was reserved by the framer.)
     pub(super) fn acquire(
         self: &Arc<Self>,
         daemon: &Arc<Inner>,
-        id: &RequestId,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
         if self.revoked.is_cancelled() {
             return Err(token_rotated());
         }
-        let claimed = match &self.live_ids {
-            Some(ids) => {
-                if !lock(ids).insert(id.clone()) {
-                    return Err(duplicate_stream_id(id));
-                }
-                Some(id.clone())
-            }
-            None => None,
-        };
-        let release = |claimed: &Option<RequestId>| {
-            if let (Some(ids), Some(id)) = (&self.live_ids, claimed) {
-                lock(ids).remove(id);
-            }
-        };
         let per = match self.cap {
             StreamCap::PerConnection(n) | StreamCap::PerToken(n) | StreamCap::Total(n) => n,
         };
@@ -109,18 +112,15 @@ impl ConnectionState {
                 .is_ok()
         };
         if !take(&self.streams, per) {
-            release(&claimed);
             return Err(streams_exhausted(self.cap));
         }
         if !take(&daemon.streams, total) {
             self.streams.fetch_sub(1, Ordering::AcqRel);
-            release(&claimed);
             return Err(streams_exhausted(StreamCap::Total(total)));
         }
         Ok(StreamSlot {
             daemon: daemon.clone(),
             conn: self.clone(),
-            id: claimed,
         })
     }
 
@@ -130,19 +130,14 @@ impl ConnectionState {
     }
 }
 
-/// One open stream's place under the caps, and its id on a socket connection; released on
-/// drop, however the stream ends.
+/// One open stream's place under the caps; released on drop, however the stream ends.
 pub(crate) struct StreamSlot {
     daemon: Arc<Inner>,
     conn: Arc<ConnectionState>,
-    id: Option<RequestId>,
 }
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        if let (Some(ids), Some(id)) = (&self.conn.live_ids, &self.id) {
-            lock(ids).remove(id);
-        }
         self.conn.streams.fetch_sub(1, Ordering::AcqRel);
         self.daemon.streams.fetch_sub(1, Ordering::AcqRel);
     }
