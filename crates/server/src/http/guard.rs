@@ -18,9 +18,12 @@
 //! 6. `subscriptions/listen` is renamed to the internal alias, as the socket's framer does
 //!    (rmcp's typed listen filter drops `eventsListChanged`; see `events/listen.rs`), with its
 //!    `Mcp-Method` header checked and rewritten to match.
-//! 7. On `events/poll|stream|subscribe|unsubscribe`, `Mcp-Name` (rmcp's `=?base64?…?=` form
-//!    decoded) equals `params.name` – else 400 with -32020 HeaderMismatch (spec/events.md,
-//!    decision 3). rmcp has no hook for these methods, hence this layer.
+//! 7. An events method under an older `MCP-Protocol-Version` (a client that used the legacy
+//!    `initialize`) is 404 with the socket's -32601 "served on protocol 2026-07-28 only".
+//! 8. On `events/poll|stream|subscribe|unsubscribe` with a string `params.name`, `Mcp-Name`
+//!    (rmcp's `=?base64?…?=` form decoded) equals it – else 400 with -32020 HeaderMismatch
+//!    (spec/events.md, decision 3). Without a name there is nothing to mirror: the handler
+//!    answers -32602 naming `name`. rmcp has no hook for these methods, hence this layer.
 //!
 //! The original bytes go on to rmcp unless the rename changed the body: re-serialising can
 //! make an in-limit body longer (`1e5` becomes `100000.0`).
@@ -54,7 +57,9 @@ use super::refusal::{
     too_large, unauthorized,
 };
 use crate::daemon::Daemon;
+use crate::events::errors::{LegacyEra, legacy_method};
 use crate::events::listen::LISTEN_ALIAS;
+use rmcp::model::ProtocolVersion;
 
 /// The methods whose `Mcp-Name` must equal `params.name` (decision 3).
 pub const NAME_METHODS: [&str; 4] = [
@@ -251,7 +256,7 @@ fn one_message(bytes: &[u8]) -> Result<Value, Response> {
     }
 }
 
-/// Steps 6 and 7 of the module docs, on a parsed message. Whether the body changed (only the
+/// Steps 6 to 8 of the module docs, on a parsed message. Whether the body changed (only the
 /// listen rename changes it).
 fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, Response> {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
@@ -272,10 +277,17 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
         headers.insert("mcp-method", HeaderValue::from_static(LISTEN_ALIAS));
         return Ok(true);
     }
+    if let Some(refusal) = legacy_era(headers, method, &id) {
+        return Err(refusal);
+    }
     if !NAME_METHODS.contains(&method) {
         return Ok(false);
     }
-    let expected = message.pointer("/params/name").and_then(Value::as_str);
+    // The header mirrors `params.name`: with no name there is nothing to mirror, and the
+    // handler's -32602 naming `name` is the more specific answer (decision 3).
+    let Some(name) = message.pointer("/params/name").and_then(Value::as_str) else {
+        return Ok(false);
+    };
     let mut values = headers.get_all("mcp-name").iter();
     let Some(sent) = values.next() else {
         return Err(header_mismatch(
@@ -295,24 +307,49 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
             "Mcp-Name header is not valid text or not valid =?base64?…?= encoding".to_owned(),
         ));
     };
-    match expected {
-        Some(name) if name == sent => Ok(false),
-        Some(name) => Err(header_mismatch(
-            id,
-            format!(
-                "Mcp-Name header `{}` does not match params.name `{}` for `{method}`",
-                clip(&sent),
-                clip(name)
-            ),
-        )),
-        None => Err(header_mismatch(
-            id,
-            format!(
-                "Mcp-Name header `{}` has no params.name (a string) to match for `{method}`",
-                clip(&sent)
-            ),
-        )),
+    if name == sent {
+        return Ok(false);
     }
+    Err(header_mismatch(
+        id,
+        format!(
+            "Mcp-Name header `{}` does not match params.name `{}` for `{method}`",
+            clip(&sent),
+            clip(name)
+        ),
+    ))
+}
+
+/// An events method under an older `MCP-Protocol-Version`: the socket's words (-32601, "served
+/// on protocol 2026-07-28 only") with 404, as for any method this era does not have. Stateless
+/// HTTP keeps nothing from a legacy `initialize`, so each later request declares its version
+/// in this header, and rmcp would only say that `_meta` lacks one. Unknown versions are left
+/// to rmcp (-32022).
+fn legacy_era(headers: &HeaderMap, method: &str, id: &Value) -> Option<Response> {
+    let events = method.starts_with("events/") || method == LISTEN_ALIAS;
+    if !events {
+        return None;
+    }
+    let declared = headers.get("mcp-protocol-version")?.to_str().ok()?;
+    let legacy = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .any(|v| v.as_str() == declared && v.as_str() < ProtocolVersion::V_2026_07_28.as_str());
+    if !legacy {
+        return None;
+    }
+    let shown = if method == LISTEN_ALIAS {
+        "subscriptions/listen"
+    } else {
+        method
+    };
+    let error = legacy_method(shown, &LegacyEra::Declared(declared.to_owned()));
+    Some(rpc_error(
+        StatusCode::NOT_FOUND,
+        id.clone(),
+        i64::from(error.code.0),
+        error.message.into_owned(),
+        None,
+    ))
 }
 
 /// rmcp's header value encoding reversed: `=?base64?<standard base64>?=` wraps values that
