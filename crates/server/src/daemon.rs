@@ -8,7 +8,7 @@
 mod connection;
 mod settings_watch;
 
-use connection::ConnectionCount;
+use connection::{ConnectionCount, SocketConnections};
 pub(crate) use connection::{ConnectionState, StreamSlot};
 
 use std::path::PathBuf;
@@ -95,6 +95,8 @@ struct Inner {
     limits: ServerLimits,
     demo: Option<Arc<dyn DemoControl>>,
     connections: AtomicUsize,
+    /// The socket connections served now, for `max_socket_connections`.
+    socket_connections: SocketConnections,
     streams: AtomicUsize,
     /// Settings file edits refused as malformed since start (tests wait on it).
     rejected_edits: AtomicUsize,
@@ -166,6 +168,7 @@ impl Daemon {
                 limits: config.limits,
                 demo: config.demo,
                 connections: AtomicUsize::new(0),
+                socket_connections: SocketConnections::default(),
                 streams: AtomicUsize::new(0),
                 rejected_edits: AtomicUsize::new(0),
                 shutdown,
@@ -186,12 +189,14 @@ impl Daemon {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        self.inner.connections.fetch_add(1, Ordering::AcqRel);
-        let _count = ConnectionCount(self.inner.clone());
         let conn = Arc::new(ConnectionState::socket(
             &self.inner.limits,
             &self.inner.shutdown,
         ));
+        let Some(_count) = ConnectionCount::admit(&self.inner, &conn) else {
+            tracing::debug!("turned a connection away: every one holds a stream");
+            return;
+        };
         let started = CancellationToken::new();
         let (rmcp_io, pump) = crate::frames::start(
             io,

@@ -145,6 +145,9 @@ async fn read_client<R, W>(
         } else {
             splitter.feed(&chunk[..n], &mut pieces);
         }
+        if !pieces.is_empty() {
+            conn.touch();
+        }
         for piece in pieces.drain(..) {
             let inbound = match piece {
                 Piece::Line(line) => classify(&line),

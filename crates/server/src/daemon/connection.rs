@@ -3,8 +3,9 @@
 //! tokens, and the RAII places that keep the counts true.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use rmcp::model::RequestId;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +38,16 @@ pub(crate) struct ConnectionState {
     /// rmcp service and response stream (a stream is cancelled by dropping it), so two POSTs
     /// with the same id under one token never meet.
     live_ids: Option<Mutex<HashSet<RequestId>>>,
+    /// When the client last sent a line (ms on [`clock`]); the socket's cap evicts the
+    /// connection idle longest first.
+    last_active: AtomicU64,
+}
+
+/// Milliseconds since the first call: a cheap monotonic clock for `last_active`.
+fn clock() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    let start = START.get_or_init(Instant::now);
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 impl ConnectionState {
@@ -65,7 +76,13 @@ impl ConnectionState {
             closed: parent.child_token(),
             revoked: CancellationToken::new(),
             live_ids: None,
+            last_active: AtomicU64::new(clock()),
         }
+    }
+
+    /// The client sent something: it is not idle.
+    pub(crate) fn touch(&self) {
+        self.last_active.store(clock(), Ordering::Relaxed);
     }
 
     /// Reserve `id` for a stream about to reach rmcp; false when a live stream holds it.
@@ -143,11 +160,72 @@ impl Drop for StreamSlot {
     }
 }
 
-/// Keeps `connections` true however `serve_connection` returns.
-pub(super) struct ConnectionCount(pub(super) Arc<Inner>);
+/// The socket connections being served, for the cap.
+#[derive(Default)]
+pub(super) struct SocketConnections {
+    open: Mutex<Vec<(u64, Arc<ConnectionState>)>>,
+    next: AtomicU64,
+    /// Whether reaching the cap was logged (once per process: it means a client leaks
+    /// connections, and one line says so).
+    logged: std::sync::atomic::AtomicBool,
+}
+
+impl SocketConnections {
+    /// Make room for `conn` under `cap`: when full, the connection idle longest among those
+    /// holding no stream is closed (its `closed` token cancelled). None when every one holds
+    /// a stream: `conn` is then turned away.
+    fn admit(&self, conn: &Arc<ConnectionState>, cap: usize) -> Option<u64> {
+        let mut open = lock(&self.open);
+        if open.len() >= cap {
+            let idle = open
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, c))| c.open_streams() == 0)
+                .min_by_key(|(_, (_, c))| c.last_active.load(Ordering::Relaxed))
+                .map(|(i, _)| i);
+            if !self.logged.swap(true, Ordering::AcqRel) {
+                tracing::warn!(
+                    max = cap,
+                    "the socket's connection cap is reached; closing the longest-idle \
+                     connections that hold no stream to make room (logged once)"
+                );
+            }
+            let (_, evicted) = open.swap_remove(idle?);
+            evicted.closed.cancel();
+        }
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        open.push((key, conn.clone()));
+        Some(key)
+    }
+
+    fn remove(&self, key: u64) {
+        lock(&self.open).retain(|(k, _)| *k != key);
+    }
+}
+
+/// A socket connection's place: keeps `connections` and the cap's list true however
+/// `serve_connection` returns.
+pub(super) struct ConnectionCount {
+    inner: Arc<Inner>,
+    key: u64,
+}
+
+impl ConnectionCount {
+    /// Count `conn` in, making room under the socket cap; None when it is turned away.
+    pub(super) fn admit(inner: &Arc<Inner>, conn: &Arc<ConnectionState>) -> Option<Self> {
+        let cap = inner.limits.max_socket_connections;
+        let key = inner.socket_connections.admit(conn, cap)?;
+        inner.connections.fetch_add(1, Ordering::AcqRel);
+        Some(ConnectionCount {
+            inner: inner.clone(),
+            key,
+        })
+    }
+}
 
 impl Drop for ConnectionCount {
     fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+        self.inner.socket_connections.remove(self.key);
+        self.inner.connections.fetch_sub(1, Ordering::AcqRel);
     }
 }
