@@ -2,7 +2,8 @@
 //! checks in order, and the first that fails answers without rmcp seeing the request:
 //!
 //! 1. Exactly one `Host` (more is 400, RFC 9112 3.2), naming this endpoint: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT` (and the
-//!    bound address) – else 403. Stops DNS rebinding.
+//!    bound address) – else 403. Stops DNS rebinding. An absolute-form request target
+//!    (`POST http://host:port/mcp`) must name one of them too – else 403.
 //! 2. `Origin`, if present, is in `[http] allowed_origins` (read live; empty by default) –
 //!    else 403. A page in the user's browser cannot call the endpoint; even a listed one
 //!    cannot, as its CORS preflight carries no token (the list is for non-browser clients).
@@ -41,7 +42,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use base64::Engine;
@@ -98,6 +99,7 @@ impl Guard {
     async fn admit(&self, request: Request) -> Result<Request, Response> {
         let (mut parts, body) = request.into_parts();
         self.check_host(&parts.headers)?;
+        self.check_target(&parts.uri)?;
         self.check_origin(&parts.headers)?;
         let principal = match self.auth.authorize(
             parts
@@ -171,6 +173,29 @@ impl Guard {
                 None,
             )),
         }
+    }
+
+    /// An absolute-form target (`POST http://host/mcp`) must name this endpoint too: a proxy
+    /// or a client would otherwise be served a request meant for another host.
+    fn check_target(&self, uri: &Uri) -> Result<(), Response> {
+        let Some(authority) = uri.authority() else {
+            return Ok(());
+        };
+        let named = authority.as_str().to_ascii_lowercase();
+        if uri.scheme_str() == Some("http") && self.hosts.contains(&named) {
+            return Ok(());
+        }
+        Err(rpc_error(
+            StatusCode::FORBIDDEN,
+            Value::Null,
+            INVALID_REQUEST,
+            format!(
+                "request target `{}` is not this endpoint; use one of {}",
+                clip(&uri.to_string()),
+                self.hosts.join(", ")
+            ),
+            None,
+        ))
     }
 
     fn check_origin(&self, headers: &HeaderMap) -> Result<(), Response> {
