@@ -130,7 +130,7 @@ async fn read_client<R, W>(
     loop {
         let n = tokio::select! {
             () = started.cancelled(), if !held.frames.is_empty() => {
-                if !held.flush(&mut to_rmcp).await {
+                if !held.flush(&mut to_rmcp, &conn).await {
                     return;
                 }
                 continue;
@@ -165,11 +165,12 @@ async fn read_client<R, W>(
                     {
                         replies.send(duplicate(id)).await.is_ok()
                     } else if kind.is_one_way() && !started.is_cancelled() {
-                        held.push(line);
+                        held.push(line, kind);
                         true
                     } else {
                         // Once the lifecycle has begun, what was held goes first.
-                        let flushed = !started.is_cancelled() || held.flush(&mut to_rmcp).await;
+                        let flushed =
+                            !started.is_cancelled() || held.flush(&mut to_rmcp, &conn).await;
                         let ok = flushed && forward(&mut to_rmcp, line).await;
                         if let Kind::Cancel(Some(id)) = &kind {
                             conn.release_stream_id(id);
@@ -198,26 +199,33 @@ async fn forward<W: AsyncWrite + Unpin>(to_rmcp: &mut W, mut line: Vec<u8>) -> b
 /// Notifications and responses that arrived before rmcp's lifecycle began.
 #[derive(Default)]
 struct Held {
-    frames: Vec<Vec<u8>>,
+    frames: Vec<(Vec<u8>, Kind)>,
     bytes: usize,
 }
 
 impl Held {
-    fn push(&mut self, line: Vec<u8>) {
+    fn push(&mut self, line: Vec<u8>, kind: Kind) {
         if self.frames.len() >= HELD_FRAMES || self.bytes + line.len() > HELD_BYTES {
             tracing::debug!("dropped a notification sent before any request");
             return;
         }
         self.bytes += line.len();
-        self.frames.push(line);
+        self.frames.push((line, kind));
     }
 
-    /// Forward what is held, in order (a cancel among them frees its id as it goes).
-    async fn flush<W: AsyncWrite + Unpin>(&mut self, to_rmcp: &mut W) -> bool {
+    /// Forward what is held, in order; a cancel among them frees its stream id as it goes.
+    async fn flush<W: AsyncWrite + Unpin>(
+        &mut self,
+        to_rmcp: &mut W,
+        conn: &ConnectionState,
+    ) -> bool {
         self.bytes = 0;
-        for line in std::mem::take(&mut self.frames) {
+        for (line, kind) in std::mem::take(&mut self.frames) {
             if !forward(to_rmcp, line).await {
                 return false;
+            }
+            if let Kind::Cancel(Some(id)) = &kind {
+                conn.release_stream_id(id);
             }
         }
         true
