@@ -2,8 +2,10 @@
 //! `tail` prints events from a running daemon, `status` reports on it, `token` shows or
 //! rotates the HTTP endpoint's token. See `cli/`.
 //!
-//! Logs go to stderr (stdout carries `tail`'s events and `serve --demo`'s how-to-connect);
-//! `main` maps every error to a named exit code (`cli/exit_code.rs`) and prints it once.
+//! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
+//! how-to-connect); lines for the user go through `output.rs`, which never panics on a
+//! failed stream. `main` maps every error to a named exit code (`cli/exit_code.rs`) and
+//! prints it once.
 
 mod cli;
 mod logging;
