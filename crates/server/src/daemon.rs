@@ -309,8 +309,9 @@ impl Daemon {
     pub(crate) fn acquire_stream(
         &self,
         conn: &Arc<ConnectionState>,
+        id: &rmcp::model::RequestId,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
-        conn.acquire(&self.inner)
+        conn.acquire(&self.inner, id)
     }
 
     /// Where `status` reads the HTTP endpoint's state from (set by its supervisor).

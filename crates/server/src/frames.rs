@@ -17,14 +17,17 @@
 //! - **Stream ids.** A stream's request id must name one live stream (rmcp keeps one
 //!   cancellation entry per id). The reader reserves the id as it forwards `events/stream` or
 //!   `subscriptions/listen`, so of two sent back to back the second is refused before rmcp sees
-//!   it; the id is released when rmcp's answer to it goes out (`read_rmcp`) or a
-//!   `notifications/cancelled` naming it is forwarded.
+//!   it; the id is released when the stream's handler is done with it (its slot, or the
+//!   handler's hold when it never took one) or when rmcp's answer to it goes out
+//!   (`read_rmcp`: rmcp answered it without the handler). Not on a cancel: rmcp forgets a
+//!   cancelled request at once, but its handler's late answer would cancel a new request
+//!   under the same id, so the id stays taken until the handler is done.
 //! - **The lifecycle.** Until rmcp has begun a lifecycle (a first request other than
 //!   `server/discover` or `ping`), it ends the connection on any notification or response. So
 //!   the reader holds those back (a bounded few) and forwards them, in order, once
 //!   `serve_with_ct` has returned (`started`).
 
-mod inbound;
+pub(crate) mod inbound;
 mod split;
 
 use std::time::Duration;
@@ -130,7 +133,7 @@ async fn read_client<R, W>(
     loop {
         let n = tokio::select! {
             () = started.cancelled(), if !held.frames.is_empty() => {
-                if !held.flush(&mut to_rmcp, &conn).await {
+                if !held.flush(&mut to_rmcp).await {
                     return;
                 }
                 continue;
@@ -165,17 +168,12 @@ async fn read_client<R, W>(
                     {
                         replies.send(duplicate(id)).await.is_ok()
                     } else if kind.is_one_way() && !started.is_cancelled() {
-                        held.push(line, kind);
+                        held.push(line);
                         true
                     } else {
                         // Once the lifecycle has begun, what was held goes first.
-                        let flushed =
-                            !started.is_cancelled() || held.flush(&mut to_rmcp, &conn).await;
-                        let ok = flushed && forward(&mut to_rmcp, line).await;
-                        if let Kind::Cancel(Some(id)) = &kind {
-                            conn.release_stream_id(id);
-                        }
-                        ok
+                        let flushed = !started.is_cancelled() || held.flush(&mut to_rmcp).await;
+                        flushed && forward(&mut to_rmcp, line).await
                     }
                 }
             };
@@ -199,33 +197,26 @@ async fn forward<W: AsyncWrite + Unpin>(to_rmcp: &mut W, mut line: Vec<u8>) -> b
 /// Notifications and responses that arrived before rmcp's lifecycle began.
 #[derive(Default)]
 struct Held {
-    frames: Vec<(Vec<u8>, Kind)>,
+    frames: Vec<Vec<u8>>,
     bytes: usize,
 }
 
 impl Held {
-    fn push(&mut self, line: Vec<u8>, kind: Kind) {
+    fn push(&mut self, line: Vec<u8>) {
         if self.frames.len() >= HELD_FRAMES || self.bytes + line.len() > HELD_BYTES {
             tracing::debug!("dropped a notification sent before any request");
             return;
         }
         self.bytes += line.len();
-        self.frames.push((line, kind));
+        self.frames.push(line);
     }
 
-    /// Forward what is held, in order; a cancel among them frees its stream id as it goes.
-    async fn flush<W: AsyncWrite + Unpin>(
-        &mut self,
-        to_rmcp: &mut W,
-        conn: &ConnectionState,
-    ) -> bool {
+    /// Forward what is held, in order.
+    async fn flush<W: AsyncWrite + Unpin>(&mut self, to_rmcp: &mut W) -> bool {
         self.bytes = 0;
-        for (line, kind) in std::mem::take(&mut self.frames) {
+        for line in std::mem::take(&mut self.frames) {
             if !forward(to_rmcp, line).await {
                 return false;
-            }
-            if let Kind::Cancel(Some(id)) = &kind {
-                conn.release_stream_id(id);
             }
         }
         true

@@ -108,11 +108,22 @@ impl ConnectionState {
             .is_some_and(|ids| !lock(ids).is_empty())
     }
 
-    /// Take a place for a stream under this principal's cap and the process-wide one. (On a
-    /// socket connection its id was reserved by the framer.)
+    /// Keep stream `id` reserved (by the framer) until the returned hold is dropped: the
+    /// handler holds it for as long as it runs, so a stream refused before it took a slot, or
+    /// cancelled, frees its id only once its handler is done.
+    pub(crate) fn hold_stream_id(self: &Arc<Self>, id: &RequestId) -> StreamIdHold {
+        StreamIdHold {
+            conn: self.clone(),
+            id: self.live_ids.is_some().then(|| id.clone()),
+        }
+    }
+
+    /// Take a place for stream `id` under this principal's cap and the process-wide one. (On
+    /// a socket connection the framer reserved the id; the slot frees it first when dropped.)
     pub(super) fn acquire(
         self: &Arc<Self>,
         daemon: &Arc<Inner>,
+        id: &RequestId,
     ) -> Result<StreamSlot, rmcp::ErrorData> {
         if self.revoked.is_cancelled() {
             return Err(token_rotated());
@@ -137,6 +148,7 @@ impl ConnectionState {
         }
         Ok(StreamSlot {
             daemon: daemon.clone(),
+            id: self.hold_stream_id(id),
             conn: self.clone(),
         })
     }
@@ -147,14 +159,33 @@ impl ConnectionState {
     }
 }
 
-/// One open stream's place under the caps; released on drop, however the stream ends.
+/// A stream id kept reserved; freed on drop.
+pub(crate) struct StreamIdHold {
+    conn: Arc<ConnectionState>,
+    id: Option<RequestId>,
+}
+
+impl Drop for StreamIdHold {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.conn.release_stream_id(&id);
+        }
+    }
+}
+
+/// One open stream's place under the caps and its id; released on drop, however the stream
+/// ends (the id before the counts, so a client that sees the count fall can reuse the id).
 pub(crate) struct StreamSlot {
     daemon: Arc<Inner>,
     conn: Arc<ConnectionState>,
+    id: StreamIdHold,
 }
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
+        if let Some(id) = self.id.id.take() {
+            self.conn.release_stream_id(&id);
+        }
         self.conn.streams.fetch_sub(1, Ordering::AcqRel);
         self.daemon.streams.fetch_sub(1, Ordering::AcqRel);
     }

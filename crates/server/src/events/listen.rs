@@ -52,7 +52,7 @@ pub async fn listen(
             ));
         }
     };
-    let _slot = daemon.acquire_stream(conn)?;
+    let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     let mut list = daemon.list_receiver();
     list.borrow_and_update();
     let accepted = if wants_events {

@@ -47,7 +47,7 @@ pub async fn stream(
     let settings = settings_rx.borrow_and_update().clone();
     let sub =
         Subscription::new(&params.name, &params.arguments, &settings).map_err(request_error)?;
-    let _slot = daemon.acquire_stream(conn)?;
+    let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type);
     wake.borrow_and_update();

@@ -33,9 +33,7 @@ pub(super) enum Kind {
     /// A request; `opens_stream` when it is `events/stream` or `subscriptions/listen`, whose
     /// id must name one live stream.
     Request { id: RequestId, opens_stream: bool },
-    /// `notifications/cancelled`, naming the request it cancels when it does.
-    Cancel(Option<RequestId>),
-    /// Another notification.
+    /// A notification.
     Notification,
     /// A response to a request of ours.
     Response,
@@ -73,9 +71,6 @@ pub(super) fn classify(line: &[u8]) -> Inbound {
             return Inbound::Reply(error_frame(Value::Null, &error));
         }
     };
-    if let Some(reply) = refuse_request(&m) {
-        return Inbound::Reply(reply);
-    }
     let mut bytes = None;
     if m.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
         m.insert("method".into(), Value::String(LISTEN_ALIAS.into()));
@@ -90,14 +85,38 @@ pub(super) fn classify(line: &[u8]) -> Inbound {
         }
     }
     let line = bytes.unwrap_or_else(|| line.to_vec());
-    // Read it as rmcp will: what rmcp cannot read it answers with -32600 and no id, even a
-    // notification or a response, which get no answer at all (JSON-RPC 2.0, section 5).
-    match serde_json::from_slice::<ClientJsonRpcMessage>(&line) {
-        Ok(message) => {
+    match shape(&m, &line) {
+        Shape::Message(message) => {
             let kind = kind_of(&message, &m);
             Inbound::Forward { line, kind }
         }
-        Err(e) => unreadable(&m, &e),
+        Shape::Ignore => Inbound::Skip,
+        Shape::Refuse { id, error } => Inbound::Reply(error_frame(id, &error)),
+    }
+}
+
+/// A JSON-RPC object as rmcp will read it.
+pub(crate) enum Shape {
+    /// rmcp reads it as this message.
+    Message(Box<ClientJsonRpcMessage>),
+    /// A notification or a response that does not fit its schema: no answer is due.
+    Ignore,
+    /// A request to answer here with `error` for `id` (null when unusable): rmcp would answer
+    /// it without its id, or mishandle it.
+    Refuse { id: Value, error: ErrorData },
+}
+
+/// How rmcp will take the object `m`, whose bytes are `line`: what it cannot read it answers
+/// with -32600 and no id, even a notification or a response, which get no answer at all
+/// (JSON-RPC 2.0, section 5); `params` that are not an object it answers -32600 without the
+/// id. Shared by the socket's framer and the HTTP guard.
+pub(crate) fn shape(m: &Map<String, Value>, line: &[u8]) -> Shape {
+    if let Some((id, error)) = refuse_request(m) {
+        return Shape::Refuse { id, error };
+    }
+    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(message) => Shape::Message(Box::new(message)),
+        Err(e) => unreadable(m, &e),
     }
 }
 
@@ -110,15 +129,6 @@ fn kind_of(message: &ClientJsonRpcMessage, m: &Map<String, Value>) -> Kind {
                 opens_stream: matches!(method, Some("events/stream" | LISTEN_ALIAS)),
             }
         }
-        JsonRpcMessage::Notification(_)
-            if m.get("method").and_then(Value::as_str) == Some("notifications/cancelled") =>
-        {
-            let id = m
-                .get("params")
-                .and_then(|p| p.get("requestId"))
-                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-            Kind::Cancel(id)
-        }
         JsonRpcMessage::Notification(_) => Kind::Notification,
         JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => Kind::Response,
     }
@@ -127,13 +137,13 @@ fn kind_of(message: &ClientJsonRpcMessage, m: &Map<String, Value>) -> Kind {
 /// The answer to a JSON object rmcp cannot read as a client message: nothing for a
 /// notification or a response, else an error carrying the request's id when it has a usable
 /// one (null otherwise), naming what is wrong.
-fn unreadable(m: &Map<String, Value>, e: &serde_json::Error) -> Inbound {
+fn unreadable(m: &Map<String, Value>, e: &serde_json::Error) -> Shape {
     let method = m.get("method");
     let is_response = method.is_none() && (m.contains_key("result") || m.contains_key("error"));
     let is_notification = method.is_some() && !m.contains_key("id");
     if is_response || is_notification {
         tracing::debug!("dropped a notification or response that does not fit its schema");
-        return Inbound::Skip;
+        return Shape::Ignore;
     }
     let id = m.get("id").filter(|id| is_usable_id(id));
     let error = if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -157,7 +167,10 @@ fn unreadable(m: &Map<String, Value>, e: &serde_json::Error) -> Inbound {
             Some(json!({"field": "method"})),
         )
     };
-    Inbound::Reply(error_frame(id.cloned().unwrap_or(Value::Null), &error))
+    Shape::Refuse {
+        id: id.cloned().unwrap_or(Value::Null),
+        error,
+    }
 }
 
 /// An id the client could have meant and rmcp can carry: an integer or a string.
@@ -166,7 +179,7 @@ fn is_usable_id(id: &Value) -> bool {
 }
 
 /// The answer to a request (a `method` and an `id`) that must not reach rmcp, if any.
-fn refuse_request(m: &Map<String, Value>) -> Option<Vec<u8>> {
+fn refuse_request(m: &Map<String, Value>) -> Option<(Value, ErrorData)> {
     m.get("method")?.as_str()?;
     let id = m.get("id").filter(|id| is_usable_id(id))?;
     if let Some(params) = m.get("params")
@@ -177,7 +190,7 @@ fn refuse_request(m: &Map<String, Value>) -> Option<Vec<u8>> {
             format!("params must be an object, got {}", json_kind(params)),
             Some(json!({"field": "params"})),
         );
-        return Some(error_frame(id.clone(), &error));
+        return Some((id.clone(), error));
     }
     None
 }
@@ -450,7 +463,7 @@ mod tests {
     }
 
     #[test]
-    fn streams_cancels_and_one_way_messages_are_told_apart() {
+    fn streams_and_one_way_messages_are_told_apart() {
         let kind = |line: &str| match classify(line.as_bytes()) {
             Inbound::Forward { kind, .. } => kind,
             other => panic!("{line}: {other:?}"),
@@ -473,7 +486,7 @@ mod tests {
             kind(
                 r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#
             ),
-            Kind::Cancel(Some(RequestId::Number(5)))
+            Kind::Notification
         );
         assert_eq!(
             kind(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),

@@ -378,11 +378,28 @@ async fn a_stream_cancelled_as_the_first_thing_frees_its_id() {
         c.send_raw(format!("{open}\n{cancel}\n").as_bytes()).await;
         h.until("the cancelled stream to end", |s| s.streams == 0)
             .await;
-        let _ = c.ok("events/list", json!({})).await;
-        // The id is free again.
-        c.send(open).await;
-        let active = c.note_of(5, "notifications/events/active").await;
-        assert_eq!(active["params"]["truncated"], false, "round {round}");
+        // The id is free again once the cancelled handler is done (until then a reuse is
+        // refused, never silently cancelled); it must not stay taken.
+        let mut opened = false;
+        for _ in 0..200 {
+            c.send(open.clone()).await;
+            let answer = c
+                .take(|f| {
+                    (f["id"] == 5 && f.get("method").is_none())
+                        || f["method"] == "notifications/events/active"
+                })
+                .await;
+            if answer["method"] == "notifications/events/active" {
+                opened = true;
+                break;
+            }
+            assert_eq!(
+                answer["error"]["data"]["field"], "id",
+                "round {round}: {answer}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(opened, "round {round}: the id stayed taken");
         c.send(cancel).await;
         h.until("the reopened stream to end", |s| s.streams == 0)
             .await;
