@@ -94,3 +94,52 @@ async fn a_legacy_client_gets_the_socket_s_answer() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn what_rmcp_cannot_read_gets_json_with_the_id_or_nothing() {
+    let s = Server::start(|_| {}).await;
+    for (method, body, id, code, field) in [
+        (
+            "events/list",
+            json!({"jsonrpc": "2.0", "id": 8}),
+            json!(8),
+            -32600,
+            "method",
+        ),
+        (
+            "ping",
+            json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"_meta": 5}}),
+            json!(7),
+            -32602,
+            "params",
+        ),
+        (
+            "events/list",
+            json!({"jsonrpc": "2.0", "id": [1], "method": "events/list"}),
+            Value::Null,
+            -32600,
+            "id",
+        ),
+    ] {
+        let mut call = s.request(1, method, json!({}));
+        call.body = body.to_string().into_bytes();
+        let reply = call.send().await;
+        assert_eq!(reply.status(), StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(
+            reply.header("content-type").as_deref(),
+            Some("application/json"),
+            "{body}"
+        );
+        let answer = reply.json().await;
+        assert_eq!(answer["id"], id, "{body}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+        assert_eq!(answer["error"]["data"]["field"], field, "{body}: {answer}");
+    }
+    // A notification that does not fit is accepted with nothing to say.
+    let mut call = s.request(1, "notifications/progress", json!({}));
+    call.body = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": 5})
+        .to_string()
+        .into_bytes();
+    let reply = call.send().await;
+    assert_eq!(reply.status(), StatusCode::ACCEPTED);
+}

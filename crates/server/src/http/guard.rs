@@ -25,6 +25,9 @@
 //!    (rmcp's `=?base64?…?=` form decoded) equals it – else 400 with -32020 HeaderMismatch
 //!    (spec/events.md, decision 3). Without a name there is nothing to mirror: the handler
 //!    answers -32602 naming `name`. rmcp has no hook for these methods, hence this layer.
+//! 9. The message is one rmcp can read (`frames::inbound::shape`, shared with the socket):
+//!    else a request gets 400 with a JSON-RPC error carrying its id and naming the field,
+//!    and a notification or response 202 with nothing (rmcp would answer 415 in plain text).
 //!
 //! The original bytes go on to rmcp unless the rename changed the body: re-serialising can
 //! make an in-limit body longer (`1e5` becomes `100000.0`).
@@ -44,7 +47,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -60,6 +63,7 @@ use super::refusal::{
 use crate::daemon::Daemon;
 use crate::events::errors::{LegacyEra, legacy_method};
 use crate::events::listen::LISTEN_ALIAS;
+use crate::frames::inbound::{Shape, shape};
 use rmcp::model::ProtocolVersion;
 
 /// The methods whose `Mcp-Name` must equal `params.name` (decision 3).
@@ -138,6 +142,7 @@ impl Guard {
         } else {
             bytes
         };
+        readable(&message, &bytes)?;
         parts
             .headers
             .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
@@ -278,6 +283,27 @@ fn one_message(bytes: &[u8]) -> Result<Value, Response> {
                 clip(&e.to_string())
             ),
         ),
+    }
+}
+
+/// Step 9 of the module docs: what rmcp cannot read as a client message it answers with plain
+/// text and no id (415), so it is answered here as the socket's framer answers it: a request
+/// with a JSON-RPC error carrying its id (400), a notification or a response with 202 and
+/// nothing (no answer is due).
+fn readable(message: &Value, bytes: &[u8]) -> Result<(), Response> {
+    let Value::Object(m) = message else {
+        return Ok(());
+    };
+    match shape(m, bytes) {
+        Shape::Message(_) => Ok(()),
+        Shape::Ignore => Err(StatusCode::ACCEPTED.into_response()),
+        Shape::Refuse { id, error } => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            i64::from(error.code.0),
+            error.message.into_owned(),
+            error.data,
+        )),
     }
 }
 
