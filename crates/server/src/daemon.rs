@@ -8,7 +8,7 @@
 mod connection;
 mod settings_watch;
 
-use connection::ConnectionCount;
+use connection::{ConnectionCount, SocketConnections};
 pub(crate) use connection::{ConnectionState, StreamSlot};
 
 use std::path::PathBuf;
@@ -96,6 +96,8 @@ struct Inner {
     limits: ServerLimits,
     demo: Option<Arc<dyn DemoControl>>,
     connections: AtomicUsize,
+    /// The socket connections served now, for `max_socket_connections`.
+    socket_connections: SocketConnections,
     streams: AtomicUsize,
     /// Settings file edits refused as malformed since start (tests wait on it).
     rejected_edits: AtomicUsize,
@@ -181,6 +183,7 @@ impl Daemon {
                 limits: config.limits,
                 demo: config.demo,
                 connections: AtomicUsize::new(0),
+                socket_connections: SocketConnections::default(),
                 streams: AtomicUsize::new(0),
                 rejected_edits: AtomicUsize::new(0),
                 settings_rejection: Mutex::new(None),
@@ -204,17 +207,26 @@ impl Daemon {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        self.inner.connections.fetch_add(1, Ordering::AcqRel);
-        let _count = ConnectionCount(self.inner.clone());
         let conn = Arc::new(ConnectionState::socket(
             &self.inner.limits,
             &self.inner.shutdown,
         ));
-        let (rmcp_io, pump) =
-            crate::frames::start(io, self.inner.limits.max_frame_bytes, conn.clone());
+        let Some(_count) = ConnectionCount::admit(&self.inner, &conn) else {
+            tracing::debug!("turned a connection away: every one holds a stream");
+            return;
+        };
+        let started = CancellationToken::new();
+        let (rmcp_io, pump) = crate::frames::start(
+            io,
+            self.inner.limits.max_frame_bytes,
+            conn.clone(),
+            started.clone(),
+        );
         let handler = EventsHandler::new(self.clone(), conn.clone());
         match handler.serve_with_ct(rmcp_io, conn.closed.clone()).await {
             Ok(running) => {
+                // rmcp's lifecycle has begun: notifications the framer held may go in now.
+                started.cancel();
                 let reason = running.waiting().await;
                 tracing::debug!(?reason, "connection closed");
             }
@@ -325,9 +337,9 @@ impl Daemon {
         &self.inner.settings_path
     }
 
-    /// Take a place for stream `id` of `conn`: InvalidParams when a socket connection already
-    /// has a live stream with this id, ResourceExhausted naming the cap. Checked before
-    /// anything is provisioned for the stream.
+    /// Take a place for a stream of `conn`: ResourceExhausted naming the cap. Checked before
+    /// anything is provisioned for the stream. (A duplicate id on a socket connection never
+    /// gets here: the framer refuses it.)
     pub(crate) fn acquire_stream(
         &self,
         conn: &Arc<ConnectionState>,

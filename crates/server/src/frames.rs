@@ -10,11 +10,24 @@
 //!
 //! What each line becomes is decided in [`inbound`]: one rewrite (`subscriptions/listen`
 //! becomes the alias `events/listen.rs` serves, because rmcp's typed listen filter drops the
-//! events extension's `eventsListChanged` field), and the requests answered here because rmcp
-//! would answer them without their id or mishandle them: non-object `params`, and a second
-//! `events/stream` under a live stream's id. [`split`] cuts the stream into lines.
+//! events extension's `eventsListChanged` field), and the lines answered (or dropped) here
+//! because rmcp would answer them without their id or mishandle them. [`split`] cuts the
+//! stream into lines. The reader itself keeps two things in order, which only it can:
+//!
+//! - **Stream ids.** A stream's request id must name one live stream (rmcp keeps one
+//!   cancellation entry per id). The reader reserves the id as it forwards `events/stream` or
+//!   `subscriptions/listen`, so of two sent back to back the second is refused before rmcp sees
+//!   it; the id is released when the stream's handler is done with it (its slot, or the
+//!   handler's hold when it never took one) or when rmcp's answer to it goes out
+//!   (`read_rmcp`: rmcp answered it without the handler). Not on a cancel: rmcp forgets a
+//!   cancelled request at once, but its handler's late answer would cancel a new request
+//!   under the same id, so the id stays taken until the handler is done.
+//! - **The lifecycle.** Until rmcp has begun a lifecycle (a first request other than
+//!   `server/discover` or `ping`), it ends the connection on any notification or response. So
+//!   the reader holds those back (a bounded few) and forwards them, in order, once
+//!   `serve_with_ct` has returned (`started`).
 
-mod inbound;
+pub(crate) mod inbound;
 mod split;
 
 use std::time::Duration;
@@ -27,7 +40,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::daemon::ConnectionState;
-use inbound::{Inbound, classify, oversized};
+use inbound::{Inbound, Kind, classify, duplicate, oversized};
+use rmcp::model::RequestId;
 use split::{Piece, Splitter};
 
 /// Bytes buffered between the framer and rmcp in each direction.
@@ -36,6 +50,11 @@ const DUPLEX_BYTES: usize = 64 * 1024;
 const OUTBOUND_FRAMES: usize = 16;
 /// How much the reader asks the socket for at a time.
 const READ_CHUNK: usize = 16 * 1024;
+/// Notifications and responses held before the lifecycle begins; more are dropped (none of
+/// them can matter yet: there is no request to cancel and we asked nothing).
+const HELD_FRAMES: usize = 32;
+/// And at most this many bytes of them.
+const HELD_BYTES: usize = 1024 * 1024;
 
 /// The tasks that move one connection's bytes.
 pub(crate) struct Pump {
@@ -61,10 +80,12 @@ impl Pump {
 /// Start pumping `io` for the connection `conn`; returns rmcp's end of the pipe.
 /// `conn.closed` is cancelled when a write to the client fails, so the connection's streams
 /// end at once; `conn`'s live stream ids let the reader refuse a duplicate before rmcp.
+/// Cancel `started` once rmcp's lifecycle has begun (`serve_with_ct` returned).
 pub(crate) fn start<T>(
     io: T,
     max_frame_bytes: usize,
     conn: Arc<ConnectionState>,
+    started: CancellationToken,
 ) -> (tokio::io::DuplexStream, Pump)
 where
     T: AsyncRead + AsyncWrite + Send + Unpin + 'static,
@@ -79,9 +100,10 @@ where
         to_rmcp,
         out_tx.clone(),
         max_frame_bytes,
-        conn,
+        conn.clone(),
+        started,
     ));
-    let output = tokio::spawn(read_rmcp(from_rmcp, out_tx));
+    let output = tokio::spawn(read_rmcp(from_rmcp, out_tx, conn));
     let writer = tokio::spawn(write_client(client_w, out_rx, closed));
     (
         rmcp_io,
@@ -99,6 +121,7 @@ async fn read_client<R, W>(
     replies: mpsc::Sender<Vec<u8>>,
     max: usize,
     conn: Arc<ConnectionState>,
+    started: CancellationToken,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -106,27 +129,52 @@ async fn read_client<R, W>(
     let mut splitter = Splitter::new(max);
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut pieces = Vec::new();
+    let mut held = Held::default();
     loop {
-        let n = match client.read(&mut chunk).await {
-            Ok(0) | Err(_) => 0,
-            Ok(n) => n,
+        let n = tokio::select! {
+            () = started.cancelled(), if !held.frames.is_empty() => {
+                if !held.flush(&mut to_rmcp).await {
+                    return;
+                }
+                continue;
+            }
+            read = client.read(&mut chunk) => match read {
+                Ok(0) | Err(_) => 0,
+                Ok(n) => n,
+            },
         };
         if n == 0 {
             splitter.finish(&mut pieces);
         } else {
             splitter.feed(&chunk[..n], &mut pieces);
         }
+        if !pieces.is_empty() {
+            conn.touch();
+        }
         for piece in pieces.drain(..) {
             let inbound = match piece {
-                Piece::Line(line) => classify(&line, |id| conn.has_live_stream(id)),
+                Piece::Line(line) => classify(&line),
                 Piece::Oversized { len, head } => Inbound::Reply(oversized(len, max, &head)),
             };
             let ok = match inbound {
                 Inbound::Skip => true,
                 Inbound::Reply(frame) => replies.send(frame).await.is_ok(),
-                Inbound::Forward(mut line) => {
-                    line.push(b'\n');
-                    to_rmcp.write_all(&line).await.is_ok()
+                Inbound::Forward { line, kind } => {
+                    if let Kind::Request {
+                        id,
+                        opens_stream: true,
+                    } = &kind
+                        && !conn.reserve_stream_id(id)
+                    {
+                        replies.send(duplicate(id)).await.is_ok()
+                    } else if kind.is_one_way() && !started.is_cancelled() {
+                        held.push(line);
+                        true
+                    } else {
+                        // Once the lifecycle has begun, what was held goes first.
+                        let flushed = !started.is_cancelled() || held.flush(&mut to_rmcp).await;
+                        flushed && forward(&mut to_rmcp, line).await
+                    }
                 }
             };
             if !ok {
@@ -141,19 +189,76 @@ async fn read_client<R, W>(
     }
 }
 
-async fn read_rmcp<R: AsyncRead + Unpin>(from_rmcp: R, out: mpsc::Sender<Vec<u8>>) {
+async fn forward<W: AsyncWrite + Unpin>(to_rmcp: &mut W, mut line: Vec<u8>) -> bool {
+    line.push(b'\n');
+    to_rmcp.write_all(&line).await.is_ok()
+}
+
+/// Notifications and responses that arrived before rmcp's lifecycle began.
+#[derive(Default)]
+struct Held {
+    frames: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Held {
+    fn push(&mut self, line: Vec<u8>) {
+        if self.frames.len() >= HELD_FRAMES || self.bytes + line.len() > HELD_BYTES {
+            tracing::debug!("dropped a notification sent before any request");
+            return;
+        }
+        self.bytes += line.len();
+        self.frames.push(line);
+    }
+
+    /// Forward what is held, in order.
+    async fn flush<W: AsyncWrite + Unpin>(&mut self, to_rmcp: &mut W) -> bool {
+        self.bytes = 0;
+        for line in std::mem::take(&mut self.frames) {
+            if !forward(to_rmcp, line).await {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// rmcp's output, line by line, to the writer; an answer (a response or an error) frees the
+/// stream id it answers.
+async fn read_rmcp<R: AsyncRead + Unpin>(
+    from_rmcp: R,
+    out: mpsc::Sender<Vec<u8>>,
+    conn: Arc<ConnectionState>,
+) {
     let mut lines = BufReader::new(from_rmcp);
     loop {
         let mut line = Vec::new();
         match lines.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {
+                if conn.has_stream_ids()
+                    && let Some(id) = answered_id(&line)
+                {
+                    conn.release_stream_id(&id);
+                }
                 if out.send(line).await.is_err() {
                     return;
                 }
             }
         }
     }
+}
+
+/// The id a line of rmcp's answers, if it is a response or an error (not a request of ours,
+/// which has a `method`).
+fn answered_id(line: &[u8]) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<RequestId>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let head: Head = serde_json::from_slice(line).ok()?;
+    head.method.is_none().then_some(head.id).flatten()
 }
 
 async fn write_client<W: AsyncWrite + Unpin>(

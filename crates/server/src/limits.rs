@@ -1,5 +1,5 @@
 //! Server-side limits: stream caps (per socket connection, per HTTP token, per process), the
-//! frame and HTTP body size limits, the HTTP connection cap and read deadlines, and the
+//! frame and HTTP body size limits, the socket and HTTP connection caps, HTTP read deadlines, and the
 //! heartbeat and safety-tick periods of push streams.
 
 use std::time::Duration;
@@ -22,6 +22,11 @@ pub struct ServerLimits {
     /// accepted, so idle connects cannot use up the process's descriptors (and with them the
     /// Unix socket's accept loop).
     pub max_http_connections: usize,
+    /// Unix socket connections served at once. When one more arrives, the connection idle
+    /// longest among those holding no stream is closed to make room; if every one holds a
+    /// stream, the newcomer is closed. With macOS's default of 256 descriptors, this, the
+    /// HTTP cap and the stores leave room to spare.
+    pub max_socket_connections: usize,
     /// How long an HTTP client may take to send a request's headers (also an idle
     /// keep-alive connection's limit); then the connection is closed.
     pub http_header_timeout: Duration,
@@ -51,6 +56,7 @@ impl Default for ServerLimits {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_http_body_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_http_connections: 64,
+            max_socket_connections: 128,
             http_header_timeout: Duration::from_secs(10),
             http_body_timeout: Duration::from_secs(10),
             http_stop_grace: Duration::from_secs(5),
@@ -73,6 +79,7 @@ mod tests {
         assert_eq!(l.max_frame_bytes, 1_048_576);
         assert_eq!(l.max_http_body_bytes, 1_048_576);
         assert_eq!(l.max_http_connections, 64);
+        assert_eq!(l.max_socket_connections, 128);
         assert_eq!(l.http_header_timeout, Duration::from_secs(10));
         assert_eq!(l.http_body_timeout, Duration::from_secs(10));
         assert!(l.heartbeat < Duration::from_secs(30));

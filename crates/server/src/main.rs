@@ -2,20 +2,18 @@
 //! `tail` prints events from a running daemon, `status` reports on it, `token` shows or
 //! rotates the HTTP endpoint's token. See `cli/`.
 //!
-//! Logs go to stderr (stdout carries `tail`'s events and `serve --demo`'s how-to-connect);
-//! `main` maps every error to a named exit code (`cli/exit_code.rs`) and prints it once.
+//! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
+//! how-to-connect); lines for the user go through `output.rs`, which never panics on a
+//! failed stream. `main` maps every error to a named exit code (`cli/exit_code.rs`) and
+//! prints it once.
 
 mod cli;
+mod logging;
+mod output;
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use tracing::level_filters::LevelFilter;
-use tracing_subscriber::Layer;
-use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
 
 use cli::args::{Cli, Command};
 use cli::client::ClientError;
@@ -34,14 +32,16 @@ fn main() -> ExitCode {
             });
         }
     };
-    init_logging(&cli);
+    logging::init(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("tidings: cannot start the async runtime: {error}");
+            output::err(format_args!(
+                "tidings: cannot start the async runtime: {error}"
+            ));
             return ExitCode::from(exit_code::FAILURE);
         }
     };
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("tidings: {}", chain(&error));
+            output::err(format_args!("tidings: {}", chain(&error)));
             ExitCode::from(code_for(&error))
         }
     }
@@ -111,86 +111,5 @@ fn code_for(error: &anyhow::Error) -> u8 {
             exit_code::CONFIG
         }
         None => exit_code::FAILURE,
-    }
-}
-
-/// Logs to stderr. `serve` logs at info, `tail` and `status` at warn (their output is the
-/// point); `-v` / `TIDINGS_LOG=<level>` raise it (see [`log_filter`] for rmcp's own logs).
-fn init_logging(cli: &Cli) {
-    let base = match cli.command {
-        Command::Serve(_) => LevelFilter::INFO,
-        Command::Tail(_) | Command::Status(_) | Command::Token(_) => LevelFilter::WARN,
-    };
-    let from_env = std::env::var("TIDINGS_LOG")
-        .ok()
-        .and_then(|v| v.parse::<LevelFilter>().ok());
-    let level = match (cli.verbose, from_env) {
-        (0, Some(level)) => level,
-        (0, None) => base,
-        (1, _) => LevelFilter::DEBUG,
-        _ => LevelFilter::TRACE,
-    };
-    let filter = log_filter(level);
-    let layer = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .with_filter(filter);
-    let _ = tracing_subscriber::registry().with(layer).try_init();
-}
-
-/// Our targets at `level`; rmcp at error, and never above warn whatever the verbosity. rmcp
-/// logs whole requests and results at debug and trace, and those carry envelopes (senders,
-/// addresses, subjects) that must not reach a log file. It logs every JSON-RPC error it sends
-/// at warn, so that level is left to `-v` and up: a refused request is the client's business.
-fn log_filter(level: LevelFilter) -> Targets {
-    let rmcp = if level >= LevelFilter::DEBUG {
-        LevelFilter::WARN
-    } else {
-        LevelFilter::ERROR
-    };
-    Targets::new().with_default(level).with_target("rmcp", rmcp)
-}
-
-#[cfg(test)]
-mod tests {
-    use tracing::Level;
-    use tracing::level_filters::LevelFilter;
-
-    use super::log_filter;
-
-    #[test]
-    fn rmcp_never_logs_above_warn_whatever_the_verbosity() {
-        for level in [
-            LevelFilter::ERROR,
-            LevelFilter::WARN,
-            LevelFilter::INFO,
-            LevelFilter::DEBUG,
-            LevelFilter::TRACE,
-        ] {
-            let filter = log_filter(level);
-            for target in ["rmcp", "rmcp::service", "rmcp::transport::async_rw"] {
-                assert!(
-                    !filter.would_enable(target, &Level::INFO),
-                    "{target} at {level}"
-                );
-                assert!(
-                    !filter.would_enable(target, &Level::DEBUG),
-                    "{target} at {level}"
-                );
-                assert!(
-                    !filter.would_enable(target, &Level::TRACE),
-                    "{target} at {level}"
-                );
-                assert!(
-                    filter.would_enable(target, &Level::ERROR),
-                    "{target} at {level}"
-                );
-            }
-        }
-        // Our own targets follow the verbosity.
-        assert!(log_filter(LevelFilter::TRACE).would_enable("tidings_server::hub", &Level::TRACE));
-        assert!(log_filter(LevelFilter::DEBUG).would_enable("rmcp", &Level::WARN));
-        assert!(!log_filter(LevelFilter::INFO).would_enable("rmcp", &Level::WARN));
     }
 }

@@ -18,11 +18,10 @@ fn list(s: &Server, id: u64) -> (Vec<u8>, Vec<u8>) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn connections_over_the_cap_are_closed_at_once_and_the_endpoint_serves_on() {
+async fn over_the_cap_with_every_place_serving_a_request_the_newcomer_is_closed() {
     let s = Server::start(|l| l.max_http_connections = 2).await;
-    // Two idle connections take both places (the header timeout, 10 s, outlasts the test's
-    // use of them)…
-    let idle = [Raw::connect(s.addr).await, Raw::connect(s.addr).await];
+    // Two streams take both places, each serving its request…
+    let streams = [open_stream(&s).await, open_stream(&s).await];
     // …so a third is closed without an answer.
     let mut third = Raw::connect(s.addr).await;
     let (head, body) = list(&s, 1);
@@ -30,7 +29,7 @@ async fn connections_over_the_cap_are_closed_at_once_and_the_endpoint_serves_on(
     let _ = third.try_send(&head).await && third.try_send(&body).await;
     assert!(third.response().await.is_none(), "served over the cap");
     // Once they go, requests are served again (the server notices the close when it reads).
-    drop(idle);
+    drop(streams);
     within(async {
         loop {
             let mut conn = Raw::connect(s.addr).await;
@@ -44,6 +43,74 @@ async fn connections_over_the_cap_are_closed_at_once_and_the_endpoint_serves_on(
         }
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn trickled_heads_cannot_keep_an_honest_client_out() {
+    // The default header timeout (10 s) outlasts the test: only eviction can make room.
+    let s = Server::start(|l| l.max_http_connections = 8).await;
+    // A stream holds one place; it is serving a request, so it is never the one closed.
+    let mut stream = open_stream(&s).await;
+    // Slowloris: more connections than places, each sending a head that never ends.
+    let mut trickles = Vec::new();
+    for _ in 0..10 {
+        let mut conn = Raw::connect(s.addr).await;
+        let _ = conn
+            .try_send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a")
+            .await;
+        trickles.push(conn);
+    }
+    for conn in &mut trickles {
+        let _ = conn.try_send(b"a").await;
+    }
+    // An honest request is served, more than once.
+    for id in 1..=3 {
+        let (head, body) = list(&s, id);
+        let mut honest = Raw::connect(s.addr).await;
+        honest.send(&head).await;
+        honest.send(&body).await;
+        let r = honest
+            .response()
+            .await
+            .expect("the honest request was refused");
+        assert_eq!(r.status, 200, "{}", r.head);
+    }
+    // The oldest trickling connections were the ones closed.
+    for conn in trickles.iter_mut().take(3) {
+        conn.closed().await;
+    }
+    // And the stream lives on.
+    stream.next_method("notifications/events/heartbeat").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_absolute_form_target_naming_another_host_is_403() {
+    let s = Server::start(|_| {}).await;
+    let port = s.addr.port();
+    let (head, body) = list(&s, 1);
+    let head = String::from_utf8(head).unwrap();
+    for target in [
+        format!("http://evil.example:{port}/mcp"),
+        format!("http://127.0.0.1:{}/mcp", port.wrapping_add(1)),
+        format!("http://user@127.0.0.1:{port}/mcp"),
+        format!("https://127.0.0.1:{port}/mcp"),
+    ] {
+        let mut conn = Raw::connect(s.addr).await;
+        conn.send(head.replacen("/mcp", &target, 1).as_bytes())
+            .await;
+        conn.send(&body).await;
+        let r = conn.response().await.expect("an answer");
+        assert_eq!(r.status, 403, "{target}: {}", r.head);
+        assert_eq!(r.json()["error"]["code"], -32600, "{target}");
+    }
+    // Naming this endpoint is fine.
+    let mut conn = Raw::connect(s.addr).await;
+    let target = format!("http://127.0.0.1:{port}/mcp");
+    conn.send(head.replacen("/mcp", &target, 1).as_bytes())
+        .await;
+    conn.send(&body).await;
+    let r = conn.response().await.expect("an answer");
+    assert_eq!(r.status, 200, "{}", r.head);
 }
 
 #[tokio::test(flavor = "multi_thread")]

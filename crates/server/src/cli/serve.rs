@@ -19,6 +19,7 @@ use tidings_server::socket::SocketListener;
 
 use super::args::ServeArgs;
 use super::{exit_code, resolve_socket};
+use crate::output;
 
 /// Runs the daemon until a signal; returns the exit code.
 pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
@@ -63,12 +64,15 @@ async fn run_real(
     tracing::info!(settings = %config.settings_path.display(), "settings");
     let daemon = Daemon::start(config)?;
     let http = spawn_http(&args, &daemon);
-    eprintln!("tidings: serving on {}", listener.path().display());
+    output::err(format_args!(
+        "tidings: serving on {}",
+        listener.path().display()
+    ));
     if let Some(line) = all_off_line(&daemon.settings(), daemon.settings_path()) {
-        eprintln!("tidings: {line}");
+        output::err(format_args!("tidings: {line}"));
     }
     serve_until_signal(&listener, &daemon, stop, http, |how_to| {
-        eprintln!("tidings: {how_to}");
+        output::err(format_args!("tidings: {how_to}"));
     })
     .await?;
     Ok(exit_code::SUCCESS)
@@ -104,9 +108,9 @@ async fn run_demo(
     let daemon = Daemon::start(config)?;
     let http = spawn_http(&args, &daemon);
     let how_to = how_to_connect(&home, layout, listener.path(), args.simulate.0);
-    println!("{how_to}");
+    output::out(&how_to);
     let served = serve_until_signal(&listener, &daemon, stop, http, |how_to| {
-        println!("{how_to}");
+        output::out(&how_to);
     })
     .await;
     // Stop the simulator before the temporary home (if any) is removed.
@@ -160,7 +164,7 @@ async fn serve_until_signal(
 fn spawn_http(args: &ServeArgs, daemon: &Daemon) -> HttpSupervisor {
     let auth: AuthSource = if args.no_auth {
         // `--no-auth` requires `--http`, so the endpoint is forced on and this prints once.
-        eprintln!("{NO_AUTH_WARNING}");
+        output::err(NO_AUTH_WARNING);
         Arc::new(|| Ok(AuthMode::NoAuth))
     } else {
         // The system keychain is looked up at each start, so one that appears later is used.

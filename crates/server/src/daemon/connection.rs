@@ -1,16 +1,17 @@
 //! What one client's streams share: a socket connection's (or an HTTP token's) stream count
-//! and cap, a socket connection's live stream ids, its cancellation tokens, and the RAII
-//! places that keep the counts and ids true.
+//! and cap, a socket connection's live stream ids (kept by the framer), its cancellation
+//! tokens, and the RAII places that keep the counts true.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use rmcp::model::RequestId;
 use tokio_util::sync::CancellationToken;
 
 use super::{Daemon, Inner};
-use crate::events::errors::{StreamCap, duplicate_stream_id, streams_exhausted, token_rotated};
+use crate::events::errors::{StreamCap, streams_exhausted, token_rotated};
 use crate::limits::ServerLimits;
 use crate::sync::lock;
 
@@ -29,11 +30,24 @@ pub(crate) struct ConnectionState {
     /// The request ids of a socket connection's open streams. A stream's id is its
     /// `subscriptionId` and the key of `notifications/cancelled`, and rmcp keeps one
     /// cancellation entry per id, so a second stream under a live id would share the first's
-    /// notifications and leave one of the two uncancellable: it is refused. `None` over HTTP,
+    /// notifications and leave one of the two uncancellable: it is refused. The framer owns
+    /// the set: it reserves an id as it forwards the request, in order, before rmcp sees the
+    /// next line, and releases it when the request's answer goes out or a cancel names it
+    /// (see `frames.rs`). `None` over HTTP,
     /// which is stateless per request: each POST is its own JSON-RPC exchange with its own
     /// rmcp service and response stream (a stream is cancelled by dropping it), so two POSTs
     /// with the same id under one token never meet.
     live_ids: Option<Mutex<HashSet<RequestId>>>,
+    /// When the client last sent a line (ms on [`clock`]); the socket's cap evicts the
+    /// connection idle longest first.
+    last_active: AtomicU64,
+}
+
+/// Milliseconds since the first call: a cheap monotonic clock for `last_active`.
+fn clock() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    let start = START.get_or_init(Instant::now);
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 impl ConnectionState {
@@ -62,19 +76,50 @@ impl ConnectionState {
             closed: parent.child_token(),
             revoked: CancellationToken::new(),
             live_ids: None,
+            last_active: AtomicU64::new(clock()),
         }
     }
 
-    /// Whether `id` is the id of an open stream on this socket connection (never over HTTP).
-    pub(crate) fn has_live_stream(&self, id: &RequestId) -> bool {
-        self.live_ids
-            .as_ref()
-            .is_some_and(|ids| lock(ids).contains(id))
+    /// The client sent something: it is not idle.
+    pub(crate) fn touch(&self) {
+        self.last_active.store(clock(), Ordering::Relaxed);
     }
 
-    /// Take a place for stream `id` under this principal's cap and the process-wide one. On
-    /// a socket connection the id must not be a live stream's (InvalidParams naming `id`);
-    /// that is checked before any count is taken.
+    /// Reserve `id` for a stream about to reach rmcp; false when a live stream holds it.
+    /// Always true over HTTP, where ids never meet.
+    pub(crate) fn reserve_stream_id(&self, id: &RequestId) -> bool {
+        self.live_ids
+            .as_ref()
+            .is_none_or(|ids| lock(ids).insert(id.clone()))
+    }
+
+    /// The request `id` was answered or cancelled: a stream under it is over (or never
+    /// opened), so the id is free again.
+    pub(crate) fn release_stream_id(&self, id: &RequestId) {
+        if let Some(ids) = &self.live_ids {
+            lock(ids).remove(id);
+        }
+    }
+
+    /// Whether any stream id is reserved (the framer only reads answers' ids then).
+    pub(crate) fn has_stream_ids(&self) -> bool {
+        self.live_ids
+            .as_ref()
+            .is_some_and(|ids| !lock(ids).is_empty())
+    }
+
+    /// Keep stream `id` reserved (by the framer) until the returned hold is dropped: the
+    /// handler holds it for as long as it runs, so a stream refused before it took a slot, or
+    /// cancelled, frees its id only once its handler is done.
+    pub(crate) fn hold_stream_id(self: &Arc<Self>, id: &RequestId) -> StreamIdHold {
+        StreamIdHold {
+            conn: self.clone(),
+            id: self.live_ids.is_some().then(|| id.clone()),
+        }
+    }
+
+    /// Take a place for stream `id` under this principal's cap and the process-wide one. (On
+    /// a socket connection the framer reserved the id; the slot frees it first when dropped.)
     pub(super) fn acquire(
         self: &Arc<Self>,
         daemon: &Arc<Inner>,
@@ -83,20 +128,6 @@ impl ConnectionState {
         if self.revoked.is_cancelled() {
             return Err(token_rotated());
         }
-        let claimed = match &self.live_ids {
-            Some(ids) => {
-                if !lock(ids).insert(id.clone()) {
-                    return Err(duplicate_stream_id(id));
-                }
-                Some(id.clone())
-            }
-            None => None,
-        };
-        let release = |claimed: &Option<RequestId>| {
-            if let (Some(ids), Some(id)) = (&self.live_ids, claimed) {
-                lock(ids).remove(id);
-            }
-        };
         let per = match self.cap {
             StreamCap::PerConnection(n) | StreamCap::PerToken(n) | StreamCap::Total(n) => n,
         };
@@ -109,18 +140,16 @@ impl ConnectionState {
                 .is_ok()
         };
         if !take(&self.streams, per) {
-            release(&claimed);
             return Err(streams_exhausted(self.cap));
         }
         if !take(&daemon.streams, total) {
             self.streams.fetch_sub(1, Ordering::AcqRel);
-            release(&claimed);
             return Err(streams_exhausted(StreamCap::Total(total)));
         }
         Ok(StreamSlot {
             daemon: daemon.clone(),
+            id: self.hold_stream_id(id),
             conn: self.clone(),
-            id: claimed,
         })
     }
 
@@ -130,29 +159,104 @@ impl ConnectionState {
     }
 }
 
-/// One open stream's place under the caps, and its id on a socket connection; released on
-/// drop, however the stream ends.
-pub(crate) struct StreamSlot {
-    daemon: Arc<Inner>,
+/// A stream id kept reserved; freed on drop.
+pub(crate) struct StreamIdHold {
     conn: Arc<ConnectionState>,
     id: Option<RequestId>,
 }
 
+impl Drop for StreamIdHold {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.conn.release_stream_id(&id);
+        }
+    }
+}
+
+/// One open stream's place under the caps and its id; released on drop, however the stream
+/// ends (the id before the counts, so a client that sees the count fall can reuse the id).
+pub(crate) struct StreamSlot {
+    daemon: Arc<Inner>,
+    conn: Arc<ConnectionState>,
+    id: StreamIdHold,
+}
+
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        if let (Some(ids), Some(id)) = (&self.conn.live_ids, &self.id) {
-            lock(ids).remove(id);
+        if let Some(id) = self.id.id.take() {
+            self.conn.release_stream_id(&id);
         }
         self.conn.streams.fetch_sub(1, Ordering::AcqRel);
         self.daemon.streams.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-/// Keeps `connections` true however `serve_connection` returns.
-pub(super) struct ConnectionCount(pub(super) Arc<Inner>);
+/// The socket connections being served, for the cap.
+#[derive(Default)]
+pub(super) struct SocketConnections {
+    open: Mutex<Vec<(u64, Arc<ConnectionState>)>>,
+    next: AtomicU64,
+    /// Whether reaching the cap was logged (once per process: it means a client leaks
+    /// connections, and one line says so).
+    logged: std::sync::atomic::AtomicBool,
+}
+
+impl SocketConnections {
+    /// Make room for `conn` under `cap`: when full, the connection idle longest among those
+    /// holding no stream is closed (its `closed` token cancelled). None when every one holds
+    /// a stream: `conn` is then turned away.
+    fn admit(&self, conn: &Arc<ConnectionState>, cap: usize) -> Option<u64> {
+        let mut open = lock(&self.open);
+        if open.len() >= cap {
+            let idle = open
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, c))| c.open_streams() == 0)
+                .min_by_key(|(_, (_, c))| c.last_active.load(Ordering::Relaxed))
+                .map(|(i, _)| i);
+            if !self.logged.swap(true, Ordering::AcqRel) {
+                tracing::warn!(
+                    max = cap,
+                    "the socket's connection cap is reached; closing the longest-idle \
+                     connections that hold no stream to make room (logged once)"
+                );
+            }
+            let (_, evicted) = open.swap_remove(idle?);
+            evicted.closed.cancel();
+        }
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        open.push((key, conn.clone()));
+        Some(key)
+    }
+
+    fn remove(&self, key: u64) {
+        lock(&self.open).retain(|(k, _)| *k != key);
+    }
+}
+
+/// A socket connection's place: keeps `connections` and the cap's list true however
+/// `serve_connection` returns.
+pub(super) struct ConnectionCount {
+    inner: Arc<Inner>,
+    key: u64,
+}
+
+impl ConnectionCount {
+    /// Count `conn` in, making room under the socket cap; None when it is turned away.
+    pub(super) fn admit(inner: &Arc<Inner>, conn: &Arc<ConnectionState>) -> Option<Self> {
+        let cap = inner.limits.max_socket_connections;
+        let key = inner.socket_connections.admit(conn, cap)?;
+        inner.connections.fetch_add(1, Ordering::AcqRel);
+        Some(ConnectionCount {
+            inner: inner.clone(),
+            key,
+        })
+    }
+}
 
 impl Drop for ConnectionCount {
     fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+        self.inner.socket_connections.remove(self.key);
+        self.inner.connections.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -66,14 +66,9 @@ impl EventsHandler {
 
     /// `events/subscribe`: the name is looked up first (NotFound), then webhook is declined.
     fn subscribe(&self, params: &Value) -> ErrorData {
-        let name = match params.get("name") {
-            Some(Value::String(s)) if !s.is_empty() => s.as_str(),
-            _ => {
-                return ErrorData::invalid_params(
-                    "name (the event type, a string) is required",
-                    Some(json!({"field": "name"})),
-                );
-            }
+        let name = match required_name(params) {
+            Ok(name) => name,
+            Err(e) => return e,
         };
         match enabled_type(name, &self.daemon.settings_arc()) {
             Ok(ty) => webhook_unsupported(ty),
@@ -104,6 +99,10 @@ impl ServerHandler for EventsHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let CustomRequest { method, params, .. } = request;
+        // The framer reserved a stream's id on the socket; it stays taken until this handler
+        // is done with it, whichever way it returns (see `frames.rs`).
+        let _stream_id = (method == "events/stream" || method == listen::LISTEN_ALIAS)
+            .then(|| self.conn.as_ref().map(|conn| conn.hold_stream_id(&ctx.id)));
         let params = params.unwrap_or(Value::Null);
         let socket = self.conn.is_some();
         if socket && method == "tidings/status" {
@@ -138,7 +137,9 @@ impl ServerHandler for EventsHandler {
                 stream::stream(&self.daemon, &conn, params, ctx).await
             }
             "events/subscribe" => Err(self.subscribe(&params)),
-            "events/unsubscribe" => Err(not_found_subscription()),
+            "events/unsubscribe" => Err(required_name(&params)
+                .err()
+                .unwrap_or_else(not_found_subscription)),
             m if m == listen::LISTEN_ALIAS => {
                 let conn = self.conn(&ctx)?;
                 listen::listen(&self.daemon, &conn, params, ctx).await
@@ -169,6 +170,17 @@ impl ServerHandler for EventsHandler {
                 .map(CallToolResponse::Complete),
             None => Err(ErrorData::method_not_found_with_name("tools/call")),
         }
+    }
+}
+
+/// `params.name`, a non-empty string, or -32602 naming `name`.
+fn required_name(params: &Value) -> Result<&str, ErrorData> {
+    match params.get("name") {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.as_str()),
+        _ => Err(ErrorData::invalid_params(
+            "name (the event type, a string) is required",
+            Some(json!({"field": "name"})),
+        )),
     }
 }
 

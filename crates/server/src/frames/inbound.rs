@@ -1,12 +1,14 @@
 //! What the framer does with each inbound line: forward it to rmcp (renaming
-//! `subscriptions/listen`), or answer it itself when rmcp would answer badly or not at all:
-//! a parse error (-32700; rmcp drops it), `params` that are not an object (-32602 with the
-//! request's id; rmcp answers -32600 without one), a second `events/stream` under a live
-//! stream's id (see `duplicate_stream_id`), and a line over the limit (-32600, with the id
-//! found in its head when there is one).
+//! `subscriptions/listen`) saying what it is, or answer it itself when rmcp would answer badly
+//! or not at all: a parse error (-32700; rmcp drops it), a message rmcp cannot read (rmcp
+//! answers -32600 without the id, even to a notification: here a request gets its id and what
+//! is wrong, a notification or a response gets nothing), `params` that are not an object
+//! (-32602 with the request's id), and a line over the limit (-32600, with the id found in its
+//! head when there is one). A second stream under a live stream's id is refused by the reader
+//! (`frames.rs`), which owns the reservations.
 
 use rmcp::ErrorData;
-use rmcp::model::{ErrorCode, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ErrorCode, JsonRpcMessage, RequestId};
 use serde_json::{Map, Value, json};
 use tidings_core::request::json_kind;
 
@@ -17,16 +19,36 @@ use crate::events::listen::LISTEN_ALIAS;
 /// What to do with one inbound line.
 #[derive(Debug, PartialEq)]
 pub(super) enum Inbound {
-    /// Pass it to rmcp (possibly rewritten).
-    Forward(Vec<u8>),
+    /// Pass it to rmcp (possibly rewritten); `kind` says what the reader must track.
+    Forward { line: Vec<u8>, kind: Kind },
     /// Answer the client directly; rmcp never sees the line.
     Reply(Vec<u8>),
-    /// A blank line: ignore it.
+    /// A blank line, or a notification or response rmcp cannot read (no reply is due): drop it.
     Skip,
 }
 
-/// Classify one line. `live` says whether a request id is a live stream's on this connection.
-pub(super) fn classify(line: &[u8], live: impl Fn(&RequestId) -> bool) -> Inbound {
+/// What a forwarded line is, as far as the reader cares.
+#[derive(Debug, PartialEq)]
+pub(super) enum Kind {
+    /// A request; `opens_stream` when it is `events/stream` or `subscriptions/listen`, whose
+    /// id must name one live stream.
+    Request { id: RequestId, opens_stream: bool },
+    /// A notification.
+    Notification,
+    /// A response to a request of ours.
+    Response,
+}
+
+impl Kind {
+    /// Notifications and responses: rmcp ends the connection on these before a lifecycle
+    /// begins, so the reader holds them until then.
+    pub(super) fn is_one_way(&self) -> bool {
+        !matches!(self, Kind::Request { .. })
+    }
+}
+
+/// Classify one line.
+pub(super) fn classify(line: &[u8]) -> Inbound {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Inbound::Skip;
@@ -38,28 +60,128 @@ pub(super) fn classify(line: &[u8], live: impl Fn(&RequestId) -> bool) -> Inboun
             return Inbound::Reply(error_frame(Value::Null, &error));
         }
         Ok(Value::Object(m)) => m,
-        Ok(_) => return Inbound::Forward(line.to_vec()),
+        Ok(other) => {
+            let error = ErrorData::invalid_request(
+                format!(
+                    "a JSON-RPC message must be an object, got {}",
+                    json_kind(&other)
+                ),
+                None,
+            );
+            return Inbound::Reply(error_frame(Value::Null, &error));
+        }
     };
-    if let Some(reply) = refuse_request(&m, live) {
-        return Inbound::Reply(reply);
-    }
+    let mut bytes = None;
     if m.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
         m.insert("method".into(), Value::String(LISTEN_ALIAS.into()));
-        return match serde_json::to_vec(&m) {
-            Ok(bytes) => Inbound::Forward(bytes),
-            Err(e) => Inbound::Reply(error_frame(
-                Value::Null,
-                &ErrorData::internal_error(format!("internal error: {e}"), None),
-            )),
-        };
+        match serde_json::to_vec(&m) {
+            Ok(renamed) => bytes = Some(renamed),
+            Err(e) => {
+                return Inbound::Reply(error_frame(
+                    Value::Null,
+                    &ErrorData::internal_error(format!("internal error: {e}"), None),
+                ));
+            }
+        }
     }
-    Inbound::Forward(line.to_vec())
+    let line = bytes.unwrap_or_else(|| line.to_vec());
+    match shape(&m, &line) {
+        Shape::Message(message) => {
+            let kind = kind_of(&message, &m);
+            Inbound::Forward { line, kind }
+        }
+        Shape::Ignore => Inbound::Skip,
+        Shape::Refuse { id, error } => Inbound::Reply(error_frame(id, &error)),
+    }
+}
+
+/// A JSON-RPC object as rmcp will read it.
+pub(crate) enum Shape {
+    /// rmcp reads it as this message.
+    Message(Box<ClientJsonRpcMessage>),
+    /// A notification or a response that does not fit its schema: no answer is due.
+    Ignore,
+    /// A request to answer here with `error` for `id` (null when unusable): rmcp would answer
+    /// it without its id, or mishandle it.
+    Refuse { id: Value, error: ErrorData },
+}
+
+/// How rmcp will take the object `m`, whose bytes are `line`: what it cannot read it answers
+/// with -32600 and no id, even a notification or a response, which get no answer at all
+/// (JSON-RPC 2.0, section 5); `params` that are not an object it answers -32600 without the
+/// id. Shared by the socket's framer and the HTTP guard.
+pub(crate) fn shape(m: &Map<String, Value>, line: &[u8]) -> Shape {
+    if let Some((id, error)) = refuse_request(m) {
+        return Shape::Refuse { id, error };
+    }
+    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(message) => Shape::Message(Box::new(message)),
+        Err(e) => unreadable(m, &e),
+    }
+}
+
+fn kind_of(message: &ClientJsonRpcMessage, m: &Map<String, Value>) -> Kind {
+    match message {
+        JsonRpcMessage::Request(request) => {
+            let method = m.get("method").and_then(Value::as_str);
+            Kind::Request {
+                id: request.id.clone(),
+                opens_stream: matches!(method, Some("events/stream" | LISTEN_ALIAS)),
+            }
+        }
+        JsonRpcMessage::Notification(_) => Kind::Notification,
+        JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => Kind::Response,
+    }
+}
+
+/// The answer to a JSON object rmcp cannot read as a client message: nothing for a
+/// notification or a response, else an error carrying the request's id when it has a usable
+/// one (null otherwise), naming what is wrong.
+fn unreadable(m: &Map<String, Value>, e: &serde_json::Error) -> Shape {
+    let method = m.get("method");
+    let is_response = method.is_none() && (m.contains_key("result") || m.contains_key("error"));
+    let is_notification = method.is_some() && !m.contains_key("id");
+    if is_response || is_notification {
+        tracing::debug!("dropped a notification or response that does not fit its schema");
+        return Shape::Ignore;
+    }
+    let id = m.get("id").filter(|id| is_usable_id(id));
+    let error = if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        ErrorData::invalid_request(
+            "`jsonrpc` must be \"2.0\"",
+            Some(json!({"field": "jsonrpc"})),
+        )
+    } else if id.is_none() {
+        ErrorData::invalid_request(
+            "`id` must be a string or an integer",
+            Some(json!({"field": "id"})),
+        )
+    } else if let Some(method) = method.and_then(Value::as_str) {
+        ErrorData::invalid_params(
+            format!("params do not fit `{method}`: {e}"),
+            Some(json!({"field": "params"})),
+        )
+    } else {
+        ErrorData::invalid_request(
+            "a request needs a `method` string",
+            Some(json!({"field": "method"})),
+        )
+    };
+    Shape::Refuse {
+        id: id.cloned().unwrap_or(Value::Null),
+        error,
+    }
+}
+
+/// An id the client could have meant and rmcp can carry: an integer or a string.
+fn is_usable_id(id: &Value) -> bool {
+    id.is_i64() || id.is_u64() || id.is_string()
 }
 
 /// The answer to a request (a `method` and an `id`) that must not reach rmcp, if any.
-fn refuse_request(m: &Map<String, Value>, live: impl Fn(&RequestId) -> bool) -> Option<Vec<u8>> {
-    let method = m.get("method")?.as_str()?;
-    let id = m.get("id").filter(|id| id.is_number() || id.is_string())?;
+fn refuse_request(m: &Map<String, Value>) -> Option<(Value, ErrorData)> {
+    m.get("method")?.as_str()?;
+    let id = m.get("id").filter(|id| is_usable_id(id))?;
     if let Some(params) = m.get("params")
         && !params.is_object()
         && !params.is_null()
@@ -68,19 +190,14 @@ fn refuse_request(m: &Map<String, Value>, live: impl Fn(&RequestId) -> bool) -> 
             format!("params must be an object, got {}", json_kind(params)),
             Some(json!({"field": "params"})),
         );
-        return Some(error_frame(id.clone(), &error));
-    }
-    // rmcp keeps one cancellation entry per request id: a duplicate that reached it would
-    // replace the live stream's, leaving that stream deaf to `notifications/cancelled`. The
-    // handler refuses duplicates too (two sent back to back both pass here before either
-    // stream is live), but only this check keeps the live one cancellable.
-    if method == "events/stream" {
-        let request_id = serde_json::from_value::<RequestId>(id.clone()).ok()?;
-        if live(&request_id) {
-            return Some(error_frame(id.clone(), &duplicate_stream_id(&request_id)));
-        }
+        return Some((id.clone(), error));
     }
     None
+}
+
+/// The answer to a second stream under a live stream's id.
+pub(super) fn duplicate(id: &RequestId) -> Vec<u8> {
+    error_frame(id.clone().into_json_value(), &duplicate_stream_id(id))
 }
 
 /// -32600 for a line of `len` bytes over `max`, echoing the id found in its `head`.
@@ -190,16 +307,12 @@ fn id_value(s: &[u8], at: usize) -> Option<Value> {
     };
     let id: Value = serde_json::from_slice(text).ok()?;
     // The id echoed must be one the client could have meant: an integer or a string.
-    (id.is_i64() || id.is_u64() || id.is_string()).then_some(id)
+    is_usable_id(&id).then_some(id)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn none(_: &RequestId) -> bool {
-        false
-    }
 
     fn reply(inbound: Inbound) -> Value {
         let Inbound::Reply(frame) = inbound else {
@@ -251,12 +364,21 @@ mod tests {
 
     #[test]
     fn garbage_gets_a_parse_error_and_blank_lines_are_ignored() {
-        let v = reply(classify(b"{not json", none));
+        let v = reply(classify(b"{not json"));
         assert_eq!(v["error"]["code"], -32700);
         assert_eq!(v["id"], Value::Null);
-        assert_eq!(classify(b"  \r", none), Inbound::Skip);
+        assert_eq!(classify(b"  \r"), Inbound::Skip);
         let line = br#"{"jsonrpc":"2.0","id":1,"method":"events/list"}"#;
-        assert_eq!(classify(line, none), Inbound::Forward(line.to_vec()));
+        assert_eq!(
+            classify(line),
+            Inbound::Forward {
+                line: line.to_vec(),
+                kind: Kind::Request {
+                    id: RequestId::Number(1),
+                    opens_stream: false
+                }
+            }
+        );
     }
 
     #[test]
@@ -268,7 +390,7 @@ mod tests {
         ] {
             let line =
                 format!(r#"{{"jsonrpc":"2.0","id":"r","method":"events/list","params":{params}}}"#);
-            let v = reply(classify(line.as_bytes(), none));
+            let v = reply(classify(line.as_bytes()));
             assert_eq!(v["id"], "r");
             assert_eq!(v["error"]["code"], -32602);
             assert_eq!(v["error"]["data"], json!({"field": "params"}));
@@ -277,45 +399,110 @@ mod tests {
                 format!("params must be an object, got {got}")
             );
         }
-        // Null or absent params are rmcp's to judge; so is a notification (no id to answer).
+        // Null or absent params are rmcp's to judge.
         for line in [
             r#"{"jsonrpc":"2.0","id":1,"method":"events/list","params":null}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"events/list"}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/x","params":"x"}"#,
         ] {
             assert!(
-                matches!(classify(line.as_bytes(), none), Inbound::Forward(_)),
+                matches!(classify(line.as_bytes()), Inbound::Forward { .. }),
                 "{line}"
             );
+        }
+        // A notification has no id to answer: never a reply.
+        let line = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":"x"}"#;
+        assert_eq!(classify(line), Inbound::Skip);
+    }
+
+    #[test]
+    fn what_rmcp_cannot_read_is_answered_with_the_id_or_not_at_all() {
+        for (line, id, code, field) in [
+            (r#"{"jsonrpc":"2.0","id":8}"#, json!(8), -32600, "method"),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"ping","params":{"_meta":5}}"#,
+                json!(7),
+                -32602,
+                "params",
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":"v","method":"events/list"}"#,
+                json!("v"),
+                -32600,
+                "jsonrpc",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"events/list"}"#,
+                Value::Null,
+                -32600,
+                "id",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"events/list"}"#,
+                Value::Null,
+                -32600,
+                "id",
+            ),
+        ] {
+            let v = reply(classify(line.as_bytes()));
+            assert_eq!(v["id"], id, "{line}: {v}");
+            assert_eq!(v["error"]["code"], code, "{line}: {v}");
+            assert_eq!(v["error"]["data"]["field"], field, "{line}: {v}");
+        }
+        let v = reply(classify(b"[1,2]"));
+        assert_eq!(
+            (v["id"].clone(), v["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
+        // Responses and notifications that do not fit get no answer.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":16,"error":5}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":5}"#,
+        ] {
+            assert_eq!(classify(line.as_bytes()), Inbound::Skip, "{line}");
         }
     }
 
     #[test]
-    fn a_stream_under_a_live_id_is_refused_before_rmcp() {
-        let live = |id: &RequestId| *id == RequestId::Number(5);
-        let line = br#"{"jsonrpc":"2.0","id":5,"method":"events/stream","params":{}}"#;
-        let v = reply(classify(line, live));
-        assert_eq!(v["id"], 5);
-        assert_eq!(v["error"]["code"], -32602);
-        assert_eq!(v["error"]["data"], json!({"field": "id"}));
-        // The same id as a string is another id; another method is not a stream.
-        for line in [
-            r#"{"jsonrpc":"2.0","id":"5","method":"events/stream","params":{}}"#,
-            r#"{"jsonrpc":"2.0","id":5,"method":"events/list","params":{}}"#,
-        ] {
-            assert!(
-                matches!(classify(line.as_bytes(), live), Inbound::Forward(_)),
-                "{line}"
-            );
-        }
+    fn streams_and_one_way_messages_are_told_apart() {
+        let kind = |line: &str| match classify(line.as_bytes()) {
+            Inbound::Forward { kind, .. } => kind,
+            other => panic!("{line}: {other:?}"),
+        };
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":5,"method":"events/stream","params":{}}"#),
+            Kind::Request {
+                id: RequestId::Number(5),
+                opens_stream: true
+            }
+        );
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{}}"#),
+            Kind::Request {
+                id: RequestId::String("l".into()),
+                opens_stream: true
+            }
+        );
+        assert_eq!(
+            kind(
+                r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#
+            ),
+            Kind::Notification
+        );
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Kind::Notification
+        );
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+            Kind::Response
+        );
     }
 
     #[test]
     fn listen_is_renamed_to_the_alias() {
-        let Inbound::Forward(bytes) = classify(
-            br#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}"#,
-            none,
-        ) else {
+        let Inbound::Forward { line: bytes, .. } =
+            classify(br#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}"#)
+        else {
             panic!()
         };
         let v: Value = serde_json::from_slice(&bytes).unwrap();

@@ -2,7 +2,8 @@
 //! checks in order, and the first that fails answers without rmcp seeing the request:
 //!
 //! 1. Exactly one `Host` (more is 400, RFC 9112 3.2), naming this endpoint: `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT` (and the
-//!    bound address) – else 403. Stops DNS rebinding.
+//!    bound address) – else 403. Stops DNS rebinding. An absolute-form request target
+//!    (`POST http://host:port/mcp`) must name one of them too – else 403.
 //! 2. `Origin`, if present, is in `[http] allowed_origins` (read live; empty by default) –
 //!    else 403. A page in the user's browser cannot call the endpoint; even a listed one
 //!    cannot, as its CORS preflight carries no token (the list is for non-browser clients).
@@ -18,9 +19,15 @@
 //! 6. `subscriptions/listen` is renamed to the internal alias, as the socket's framer does
 //!    (rmcp's typed listen filter drops `eventsListChanged`; see `events/listen.rs`), with its
 //!    `Mcp-Method` header checked and rewritten to match.
-//! 7. On `events/poll|stream|subscribe|unsubscribe`, `Mcp-Name` (rmcp's `=?base64?…?=` form
-//!    decoded) equals `params.name` – else 400 with -32020 HeaderMismatch (spec/events.md,
-//!    decision 3). rmcp has no hook for these methods, hence this layer.
+//! 7. An events method under an older `MCP-Protocol-Version` (a client that used the legacy
+//!    `initialize`) is 404 with the socket's -32601 "served on protocol 2026-07-28 only".
+//! 8. On `events/poll|stream|subscribe|unsubscribe` with a string `params.name`, `Mcp-Name`
+//!    (rmcp's `=?base64?…?=` form decoded) equals it – else 400 with -32020 HeaderMismatch
+//!    (spec/events.md, decision 3). Without a name there is nothing to mirror: the handler
+//!    answers -32602 naming `name`. rmcp has no hook for these methods, hence this layer.
+//! 9. The message is one rmcp can read (`frames::inbound::shape`, shared with the socket):
+//!    else a request gets 400 with a JSON-RPC error carrying its id and naming the field,
+//!    and a notification or response 202 with nothing (rmcp would answer 415 in plain text).
 //!
 //! The original bytes go on to rmcp unless the rename changed the body: re-serialising can
 //! make an in-limit body longer (`1e5` becomes `100000.0`).
@@ -38,9 +45,9 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -54,7 +61,10 @@ use super::refusal::{
     too_large, unauthorized,
 };
 use crate::daemon::Daemon;
+use crate::events::errors::{LegacyEra, legacy_method};
 use crate::events::listen::LISTEN_ALIAS;
+use crate::frames::inbound::{Shape, shape};
+use rmcp::model::ProtocolVersion;
 
 /// The methods whose `Mcp-Name` must equal `params.name` (decision 3).
 pub const NAME_METHODS: [&str; 4] = [
@@ -93,6 +103,7 @@ impl Guard {
     async fn admit(&self, request: Request) -> Result<Request, Response> {
         let (mut parts, body) = request.into_parts();
         self.check_host(&parts.headers)?;
+        self.check_target(&parts.uri)?;
         self.check_origin(&parts.headers)?;
         let principal = match self.auth.authorize(
             parts
@@ -131,6 +142,7 @@ impl Guard {
         } else {
             bytes
         };
+        readable(&message, &bytes)?;
         parts
             .headers
             .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
@@ -166,6 +178,29 @@ impl Guard {
                 None,
             )),
         }
+    }
+
+    /// An absolute-form target (`POST http://host/mcp`) must name this endpoint too: a proxy
+    /// or a client would otherwise be served a request meant for another host.
+    fn check_target(&self, uri: &Uri) -> Result<(), Response> {
+        let Some(authority) = uri.authority() else {
+            return Ok(());
+        };
+        let named = authority.as_str().to_ascii_lowercase();
+        if uri.scheme_str() == Some("http") && self.hosts.contains(&named) {
+            return Ok(());
+        }
+        Err(rpc_error(
+            StatusCode::FORBIDDEN,
+            Value::Null,
+            INVALID_REQUEST,
+            format!(
+                "request target `{}` is not this endpoint; use one of {}",
+                clip(&uri.to_string()),
+                self.hosts.join(", ")
+            ),
+            None,
+        ))
     }
 
     fn check_origin(&self, headers: &HeaderMap) -> Result<(), Response> {
@@ -251,7 +286,28 @@ fn one_message(bytes: &[u8]) -> Result<Value, Response> {
     }
 }
 
-/// Steps 6 and 7 of the module docs, on a parsed message. Whether the body changed (only the
+/// Step 9 of the module docs: what rmcp cannot read as a client message it answers with plain
+/// text and no id (415), so it is answered here as the socket's framer answers it: a request
+/// with a JSON-RPC error carrying its id (400), a notification or a response with 202 and
+/// nothing (no answer is due).
+fn readable(message: &Value, bytes: &[u8]) -> Result<(), Response> {
+    let Value::Object(m) = message else {
+        return Ok(());
+    };
+    match shape(m, bytes) {
+        Shape::Message(_) => Ok(()),
+        Shape::Ignore => Err(StatusCode::ACCEPTED.into_response()),
+        Shape::Refuse { id, error } => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            i64::from(error.code.0),
+            error.message.into_owned(),
+            error.data,
+        )),
+    }
+}
+
+/// Steps 6 to 8 of the module docs, on a parsed message. Whether the body changed (only the
 /// listen rename changes it).
 fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, Response> {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
@@ -272,10 +328,17 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
         headers.insert("mcp-method", HeaderValue::from_static(LISTEN_ALIAS));
         return Ok(true);
     }
+    if let Some(refusal) = legacy_era(headers, method, &id) {
+        return Err(refusal);
+    }
     if !NAME_METHODS.contains(&method) {
         return Ok(false);
     }
-    let expected = message.pointer("/params/name").and_then(Value::as_str);
+    // The header mirrors `params.name`: with no name there is nothing to mirror, and the
+    // handler's -32602 naming `name` is the more specific answer (decision 3).
+    let Some(name) = message.pointer("/params/name").and_then(Value::as_str) else {
+        return Ok(false);
+    };
     let mut values = headers.get_all("mcp-name").iter();
     let Some(sent) = values.next() else {
         return Err(header_mismatch(
@@ -295,24 +358,49 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
             "Mcp-Name header is not valid text or not valid =?base64?…?= encoding".to_owned(),
         ));
     };
-    match expected {
-        Some(name) if name == sent => Ok(false),
-        Some(name) => Err(header_mismatch(
-            id,
-            format!(
-                "Mcp-Name header `{}` does not match params.name `{}` for `{method}`",
-                clip(&sent),
-                clip(name)
-            ),
-        )),
-        None => Err(header_mismatch(
-            id,
-            format!(
-                "Mcp-Name header `{}` has no params.name (a string) to match for `{method}`",
-                clip(&sent)
-            ),
-        )),
+    if name == sent {
+        return Ok(false);
     }
+    Err(header_mismatch(
+        id,
+        format!(
+            "Mcp-Name header `{}` does not match params.name `{}` for `{method}`",
+            clip(&sent),
+            clip(name)
+        ),
+    ))
+}
+
+/// An events method under an older `MCP-Protocol-Version`: the socket's words (-32601, "served
+/// on protocol 2026-07-28 only") with 404, as for any method this era does not have. Stateless
+/// HTTP keeps nothing from a legacy `initialize`, so each later request declares its version
+/// in this header, and rmcp would only say that `_meta` lacks one. Unknown versions are left
+/// to rmcp (-32022).
+fn legacy_era(headers: &HeaderMap, method: &str, id: &Value) -> Option<Response> {
+    let events = method.starts_with("events/") || method == LISTEN_ALIAS;
+    if !events {
+        return None;
+    }
+    let declared = headers.get("mcp-protocol-version")?.to_str().ok()?;
+    let legacy = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .any(|v| v.as_str() == declared && v.as_str() < ProtocolVersion::V_2026_07_28.as_str());
+    if !legacy {
+        return None;
+    }
+    let shown = if method == LISTEN_ALIAS {
+        "subscriptions/listen"
+    } else {
+        method
+    };
+    let error = legacy_method(shown, &LegacyEra::Declared(declared.to_owned()));
+    Some(rpc_error(
+        StatusCode::NOT_FOUND,
+        id.clone(),
+        i64::from(error.code.0),
+        error.message.into_owned(),
+        None,
+    ))
 }
 
 /// rmcp's header value encoding reversed: `=?base64?<standard base64>?=` wraps values that

@@ -71,6 +71,13 @@ impl Client {
         stdin.flush().unwrap();
     }
 
+    /// Writes `text` as is, in one write (several lines arrive together).
+    pub fn send_raw(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(text.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
     /// Sends a request with the required `_meta` added to `params`.
     pub fn request(&mut self, id: impl Into<Value>, method: &str, params: Value) {
         let mut params = params;

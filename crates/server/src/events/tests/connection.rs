@@ -203,3 +203,119 @@ async fn listen_requests_count_under_the_stream_caps() {
         .await;
     assert_eq!(e["code"], -32025);
 }
+
+/// A line-oriented client on a real Unix socket.
+struct SocketClient {
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>>,
+    write: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl SocketClient {
+    async fn connect(path: &std::path::Path) -> SocketClient {
+        use tokio::io::AsyncBufReadExt;
+        let (read, write) = tokio::net::UnixStream::connect(path)
+            .await
+            .unwrap()
+            .into_split();
+        SocketClient {
+            lines: tokio::io::BufReader::new(read).lines(),
+            write,
+        }
+    }
+
+    async fn send(&mut self, id: i64, method: &str, mut params: serde_json::Value) {
+        use tokio::io::AsyncWriteExt;
+        params["_meta"] = super::support::meta();
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    /// The next line, None at EOF; capped.
+    async fn next(&mut self) -> Option<serde_json::Value> {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("timed out waiting on the socket")
+            .ok()
+            .flatten()?;
+        Some(serde_json::from_str(&line).unwrap())
+    }
+
+    /// Read until a frame matches `pred`.
+    async fn until(&mut self, pred: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        loop {
+            let frame = self.next().await.expect("connection closed");
+            if pred(&frame) {
+                return frame;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_socket_evicts_the_longest_idle_connection_without_a_stream() {
+    use std::os::unix::fs::PermissionsExt;
+    let limits = ServerLimits {
+        max_socket_connections: 4,
+        ..test_limits()
+    };
+    let h = Harness::with_demo(both_on, limits, None).await;
+    let dir = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
+        .unwrap();
+    let path = dir.path().join("tidings.sock");
+    let listener = crate::socket::SocketListener::bind(&path).unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let serving = {
+        let daemon = h.daemon.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            listener.serve(&daemon, stop.cancelled_owned()).await;
+        })
+    };
+    // One connection holds a stream; it is never the one closed.
+    let mut holder = SocketClient::connect(&path).await;
+    holder
+        .send(
+            1,
+            "events/stream",
+            json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}}),
+        )
+        .await;
+    holder
+        .until(|f| f["method"] == "notifications/events/active")
+        .await;
+    // Idle ones, each answered once so they are served in this order.
+    let mut idle = Vec::new();
+    for i in 0..5 {
+        let mut c = SocketClient::connect(&path).await;
+        c.send(i, "server/discover", json!({})).await;
+        c.until(|f| f["id"] == i).await;
+        idle.push(c);
+    }
+    // An honest client still gets in and is answered.
+    let mut honest = SocketClient::connect(&path).await;
+    honest.send(7, "events/list", json!({})).await;
+    let list = honest.until(|f| f["id"] == 7).await;
+    assert!(list["result"]["events"].is_array(), "{list}");
+    // The three idle longest were closed, oldest first; the stream holder was not.
+    for (i, c) in idle.iter_mut().enumerate().take(3) {
+        assert!(
+            c.next().await.is_none(),
+            "idle connection {i} was not closed"
+        );
+    }
+    holder
+        .until(|f| f["method"] == "notifications/events/heartbeat")
+        .await;
+    assert!(
+        h.daemon.status().connections <= 4,
+        "{:?}",
+        h.daemon.status()
+    );
+    stop.cancel();
+    let _ = serving.await;
+}

@@ -363,3 +363,45 @@ async fn a_burst_is_delivered_whole_and_in_order() {
     let expected: Vec<String> = (1..=50).map(|i| format!("note {i}")).collect();
     assert_eq!(subjects, expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cancelled_as_the_first_thing_frees_its_id() {
+    let h = Harness::new(both_on).await;
+    for round in 0..3 {
+        let mut c = h.connect();
+        let mut params = mail_args();
+        params["_meta"] = super::support::meta();
+        let open = json!({"jsonrpc": "2.0", "id": 5, "method": "events/stream", "params": params});
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                            "params": {"requestId": 5, "reason": "changed my mind"}});
+        // The stream opens the lifecycle; its cancel arrives before rmcp has begun it.
+        c.send_raw(format!("{open}\n{cancel}\n").as_bytes()).await;
+        h.until("the cancelled stream to end", |s| s.streams == 0)
+            .await;
+        // The id is free again once the cancelled handler is done (until then a reuse is
+        // refused, never silently cancelled); it must not stay taken.
+        let mut opened = false;
+        for _ in 0..200 {
+            c.send(open.clone()).await;
+            let answer = c
+                .take(|f| {
+                    (f["id"] == 5 && f.get("method").is_none())
+                        || f["method"] == "notifications/events/active"
+                })
+                .await;
+            if answer["method"] == "notifications/events/active" {
+                opened = true;
+                break;
+            }
+            assert_eq!(
+                answer["error"]["data"]["field"], "id",
+                "round {round}: {answer}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(opened, "round {round}: the id stayed taken");
+        c.send(cancel).await;
+        h.until("the reopened stream to end", |s| s.streams == 0)
+            .await;
+    }
+}
