@@ -21,13 +21,16 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use rmcp::model::RequestId;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::daemon::ConnectionState;
-use inbound::{Inbound, classify, oversized};
+#[doc(hidden)]
+pub use inbound::Inbound;
+use inbound::{classify, oversized};
 use split::{Piece, Splitter};
 
 /// Bytes buffered between the framer and rmcp in each direction.
@@ -117,10 +120,7 @@ async fn read_client<R, W>(
             splitter.feed(&chunk[..n], &mut pieces);
         }
         for piece in pieces.drain(..) {
-            let inbound = match piece {
-                Piece::Line(line) => classify(&line, |id| conn.has_live_stream(id)),
-                Piece::Oversized { len, head } => Inbound::Reply(oversized(len, max, &head)),
-            };
+            let inbound = answer(piece, max, |id| conn.has_live_stream(id));
             let ok = match inbound {
                 Inbound::Skip => true,
                 Inbound::Reply(frame) => replies.send(frame).await.is_ok(),
@@ -139,6 +139,30 @@ async fn read_client<R, W>(
             return;
         }
     }
+}
+
+/// What one piece of the inbound stream becomes.
+fn answer(piece: Piece, max: usize, live: impl Fn(&RequestId) -> bool) -> Inbound {
+    match piece {
+        Piece::Line(line) => classify(&line, live),
+        Piece::Oversized { len, head } => Inbound::Reply(oversized(len, max, &head)),
+    }
+}
+
+/// The reader's pure half, for the fuzz targets in `fuzz/` only: split `chunks` with the frame
+/// limit `max` and decide each line as the reader does (every id a live stream's when `live`).
+#[doc(hidden)]
+pub fn inbound_for_fuzzing(chunks: &[&[u8]], max: usize, live: bool) -> Vec<Inbound> {
+    let mut splitter = Splitter::new(max);
+    let mut pieces = Vec::new();
+    for chunk in chunks {
+        splitter.feed(chunk, &mut pieces);
+    }
+    splitter.finish(&mut pieces);
+    pieces
+        .into_iter()
+        .map(|piece| answer(piece, max, |_| live))
+        .collect()
 }
 
 async fn read_rmcp<R: AsyncRead + Unpin>(from_rmcp: R, out: mpsc::Sender<Vec<u8>>) {

@@ -16,7 +16,7 @@ use crate::events::listen::LISTEN_ALIAS;
 
 /// What to do with one inbound line.
 #[derive(Debug, PartialEq)]
-pub(super) enum Inbound {
+pub enum Inbound {
     /// Pass it to rmcp (possibly rewritten).
     Forward(Vec<u8>),
     /// Answer the client directly; rmcp never sees the line.
