@@ -41,7 +41,11 @@ fuzz_target!(|data: &[u8]| {
                 assert!(v["error"]["code"].is_i64());
                 // A refused duplicate stream id is echoed in the message too: the client's own.
                 let echo = id.to_string().len();
-                assert!(v["error"]["message"].as_str().is_some_and(|m| m.len() < 600 + echo));
+                assert!(
+                    v["error"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.len() < 600 + echo)
+                );
             }
         }
     }

@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
             let saved = toml::to_string_pretty(&settings).expect("parsed settings serialise");
             let again = Settings::parse(&saved, path)
                 .unwrap_or_else(|e| panic!("saved settings do not parse: {e}\n{saved}"));
-            assert_eq!(again, settings, "changed on the way through a save:\n{saved}");
+            assert_eq!(
+                again, settings,
+                "changed on the way through a save:\n{saved}"
+            );
         }
         Err(e) => assert!(!e.to_string().is_empty()),
     }
