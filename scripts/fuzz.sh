@@ -9,8 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-60}"
+all=(cursor arguments settings frames)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(cursor arguments settings frames)
+[ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
+for t in "${targets[@]}"; do
+  case " ${all[*]} " in
+    *" $t "*) ;;
+    *) echo "fuzz: no target named '$t'; the targets are: ${all[*]}" >&2; exit 2 ;;
+  esac
+done
 
 if ! rustup toolchain list | grep -q '^nightly'; then
   echo "fuzz: the nightly toolchain is missing; install it with: rustup toolchain install nightly" >&2
