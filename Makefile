@@ -1,7 +1,7 @@
 # Tidings: one entry point for the common jobs. Each target is a thin wrapper over cargo or a
 # script in scripts/, so the commands work the same without make.
 
-.PHONY: demo test check bench fmt build
+.PHONY: demo test check bench fmt build fuzz
 
 # The main job on a machine without Mail: the demo daemon on fixture stores.
 demo: build
@@ -20,6 +20,10 @@ build:
 
 bench:
 	scripts/bench.sh
+
+# Each fuzz target for FUZZ_SECONDS (default 60) from the kept seeds; nightly only, not in CI.
+fuzz:
+	scripts/fuzz.sh
 
 fmt:
 	cargo fmt --all

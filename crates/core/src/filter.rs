@@ -86,7 +86,10 @@ impl SenderPattern {
             && !s.starts_with('.')
             && !s.contains("..")
             && s.chars()
-                .all(|c| c.is_alphanumeric() || c == '-' || c == '.');
+                .all(|c| c.is_alphanumeric() || c == '-' || c == '.')
+            // No top-level domain is all digits (RFC 3696 2.1), and `1.2` written back to
+            // settings would read as the phone number 12.
+            && !s.rsplit('.').next().unwrap_or("").bytes().all(|b| b.is_ascii_digit());
         if !valid {
             return Err(err(raw, "a domain such as `example.com`"));
         }
@@ -283,6 +286,38 @@ mod tests {
         assert!(SenderPattern::parse_allow("everyone").is_err());
         assert!(SenderPattern::parse_allow("*").is_err());
         assert!(SenderPattern::parse_allow("a*b*").is_err());
+    }
+
+    #[test]
+    fn an_allow_entry_reads_back_as_itself_from_its_saved_form() {
+        // Found by the settings fuzz target: `@1.2` was a domain, saved as `1.2`, which reads
+        // back as the phone number 12. No top-level domain is all digits, so it is refused.
+        for raw in ["@1.2", "10.0.0.1", "@example.123"] {
+            assert!(
+                SenderPattern::parse_domain(raw).is_err(),
+                "{raw} is a domain"
+            );
+            assert!(!matches!(
+                SenderPattern::parse_allow(raw),
+                Ok(SenderPattern::Domain(_))
+            ));
+        }
+        for raw in [
+            "Ana@Example.com",
+            "@eu.example.com",
+            "example.org.",
+            "1password.com",
+            "+1 (202) 555-0143",
+            "+1 202 555 01*",
+            "a@b*",
+        ] {
+            let entry = SenderPattern::parse_allow(raw).unwrap();
+            assert_eq!(
+                SenderPattern::parse_allow(&entry.to_string()),
+                Ok(entry.clone()),
+                "{raw}"
+            );
+        }
     }
 
     #[test]

@@ -40,7 +40,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::daemon::ConnectionState;
-use inbound::{Inbound, Kind, classify, duplicate, oversized};
+#[doc(hidden)]
+pub use inbound::{Inbound, Kind};
+use inbound::{classify, duplicate, oversized};
 use rmcp::model::RequestId;
 use split::{Piece, Splitter};
 
@@ -152,10 +154,7 @@ async fn read_client<R, W>(
             conn.touch();
         }
         for piece in pieces.drain(..) {
-            let inbound = match piece {
-                Piece::Line(line) => classify(&line),
-                Piece::Oversized { len, head } => Inbound::Reply(oversized(len, max, &head)),
-            };
+            let inbound = answer(piece, max);
             let ok = match inbound {
                 Inbound::Skip => true,
                 Inbound::Reply(frame) => replies.send(frame).await.is_ok(),
@@ -187,6 +186,28 @@ async fn read_client<R, W>(
             return;
         }
     }
+}
+
+/// What one piece of the inbound stream becomes (before the reader's stateful checks: stream
+/// ids, one-way messages held until the lifecycle begins).
+fn answer(piece: Piece, max: usize) -> Inbound {
+    match piece {
+        Piece::Line(line) => classify(&line),
+        Piece::Oversized { len, head } => Inbound::Reply(oversized(len, max, &head)),
+    }
+}
+
+/// The reader's pure half, for the fuzz targets in `fuzz/` only: split `chunks` with the frame
+/// limit `max` and decide each line as the reader does.
+#[doc(hidden)]
+pub fn inbound_for_fuzzing(chunks: &[&[u8]], max: usize) -> Vec<Inbound> {
+    let mut splitter = Splitter::new(max);
+    let mut pieces = Vec::new();
+    for chunk in chunks {
+        splitter.feed(chunk, &mut pieces);
+    }
+    splitter.finish(&mut pieces);
+    pieces.into_iter().map(|piece| answer(piece, max)).collect()
 }
 
 async fn forward<W: AsyncWrite + Unpin>(to_rmcp: &mut W, mut line: Vec<u8>) -> bool {

@@ -18,7 +18,7 @@ use crate::events::listen::LISTEN_ALIAS;
 
 /// What to do with one inbound line.
 #[derive(Debug, PartialEq)]
-pub(super) enum Inbound {
+pub enum Inbound {
     /// Pass it to rmcp (possibly rewritten); `kind` says what the reader must track.
     Forward { line: Vec<u8>, kind: Kind },
     /// Answer the client directly; rmcp never sees the line.
@@ -29,7 +29,7 @@ pub(super) enum Inbound {
 
 /// What a forwarded line is, as far as the reader cares.
 #[derive(Debug, PartialEq)]
-pub(super) enum Kind {
+pub enum Kind {
     /// A request; `opens_stream` when it is `events/stream` or `subscriptions/listen`, whose
     /// id must name one live stream.
     Request { id: RequestId, opens_stream: bool },
