@@ -38,7 +38,12 @@ impl SenderPattern {
         if let Some(prefix) = s.strip_suffix('*') {
             let p = normalize_handle(prefix);
             // `+*` is neither a phone range (no digit) nor an e-mail prefix anyone means.
-            if p.is_empty() || p == "+" || p.contains('*') || !is_printable(&p) {
+            if p.is_empty()
+                || p == "+"
+                || p.len() > MAX_PATTERN_LEN
+                || p.contains('*')
+                || !is_printable(&p)
+            {
                 return Err(err(raw, "a prefix such as `+120255501*`"));
             }
             return Ok(SenderPattern::Prefix(p));
@@ -259,6 +264,14 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_is_capped_like_every_other_pattern() {
+        let at_cap = format!("{}*", "a".repeat(MAX_PATTERN_LEN));
+        assert!(SenderPattern::parse_allow(&at_cap).is_ok());
+        let over = format!("{}*", "a".repeat(MAX_PATTERN_LEN + 1));
+        assert!(SenderPattern::parse_allow(&over).is_err());
+    }
 
     #[test]
     fn allow_entries_parse_by_shape() {

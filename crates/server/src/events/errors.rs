@@ -108,7 +108,9 @@ pub fn not_found_subscription() -> ErrorData {
 /// A second `events/stream` whose id is a live stream's on the same connection: the id is
 /// the stream's `subscriptionId` and the key of its cancellation, so it must be unique.
 pub fn duplicate_stream_id(id: &RequestId) -> ErrorData {
-    let shown = id.clone().into_json_value();
+    // The id is the client's own and may be up to a frame long: the response carries it in
+    // full as `id`, so the message shows at most its first 64 characters.
+    let shown = tidings_core::text::sanitize(&id.clone().into_json_value().to_string(), 64);
     ErrorData::invalid_params(
         format!(
             "request id {shown} is already the id of an open stream on this connection; \
@@ -209,6 +211,19 @@ pub fn error_object(e: &ErrorData) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duplicate_stream_id_is_not_echoed_whole_in_the_message() {
+        let long = RequestId::String("x".repeat(100_000).into());
+        let e = duplicate_stream_id(&long);
+        assert!(e.message.len() < 200, "{} bytes", e.message.len());
+        let short = duplicate_stream_id(&RequestId::Number(7));
+        assert!(
+            short.message.starts_with("request id 7 is already"),
+            "{}",
+            short.message
+        );
+    }
 
     #[test]
     fn invalid_params_names_the_field() {
