@@ -119,6 +119,10 @@ pub struct ServeArgs {
     /// Heartbeat period of push streams in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub heartbeat_ms: Option<u64>,
+
+    /// Period of the hub's store check while a stream is live, in milliseconds (tests only).
+    #[arg(long, value_name = "N", hide = true)]
+    pub live_check_ms: Option<u64>,
 }
 
 /// `--simulate`: a period, or off.

@@ -38,12 +38,17 @@ impl Daemon {
 
     /// Spawns without waiting for readiness (for tests that expect it to fail).
     pub fn spawn_in(tmp: Arc<TempDir>) -> Daemon {
+        Daemon::spawn_with(tmp, &["--heartbeat-ms", &HEARTBEAT_MS.to_string()])
+    }
+
+    /// Spawns with `args` after the demo's own (e.g. a heartbeat of its own), without waiting.
+    pub fn spawn_with(tmp: Arc<TempDir>, args: &[&str]) -> Daemon {
         let dir = tmp.path().join("demo");
         let mut child = Command::new(tidings_bin())
             .args(["serve", "--demo", "--simulate", "off"])
             .arg("--data-dir")
             .arg(&dir)
-            .args(["--heartbeat-ms", &HEARTBEAT_MS.to_string()])
+            .args(args)
             .env_remove("TIDINGS_SOCKET")
             .env("TIDINGS_LOG", "debug")
             .stdin(Stdio::null())
