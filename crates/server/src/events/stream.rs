@@ -29,6 +29,7 @@ use super::errors::{
 };
 use super::wire::{blocking, final_result, notify};
 use crate::daemon::{ConnectionState, Daemon};
+use crate::hub::LATENCY;
 
 /// Events per engine call: bounded work between checks for cancellation.
 const BATCH: u32 = 100;
@@ -61,6 +62,7 @@ pub async fn stream(
         cursor: None,
         requested: (params.cursor, params.max_age_ms),
         last_error: None,
+        generation: 0,
     };
     let (cursor, truncated, failure) = match s.start().await? {
         Ok(start) => {
@@ -91,6 +93,7 @@ pub async fn stream(
     let shutdown = daemon.shutdown_token().clone();
     let mut beat = false;
     loop {
+        s.generation = *wake.borrow_and_update();
         if !s.drain().await {
             return Ok(final_result(&s.id));
         }
@@ -156,6 +159,8 @@ struct Stream {
     requested: (Option<Cursor>, Option<u64>),
     /// The store failure already reported, so each distinct failure is sent once.
     last_error: Option<(&'static str, String)>,
+    /// The hub's generation of the store when this drain began, for the latency trace.
+    generation: u64,
 }
 
 impl Stream {
@@ -268,6 +273,9 @@ impl Stream {
                 Err(e) => return self.report(&e).await,
             };
             self.last_error = None;
+            let ty = self.sub.event_type;
+            let rows = batch.events.len();
+            tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, rows, "latency: rows read");
             if batch.truncated {
                 self.cursor = Some(batch.cursor);
                 let cursor = batch.cursor.to_string();
@@ -293,6 +301,9 @@ impl Stream {
                 if !self.send("notifications/events/event", params).await {
                     return false;
                 }
+            }
+            if rows > 0 {
+                tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, frames = rows, "latency: frames written");
             }
             self.cursor = Some(batch.cursor);
             if !batch.has_more {
