@@ -103,11 +103,13 @@ fn every_commit_is_found_whatever_the_flush_takes() {
     writer.arg("--held-writer").arg(&daemon.dir);
     let mut writer = HeldWriter::spawn(writer, Some(&slow)).expect("start the held writer");
 
+    let mut senders = Vec::new();
     for delay in DELAYS_MS {
         slow.set_delay(Duration::from_millis(delay)).unwrap();
         for n in 0..STEPS {
             let mark = client.mark();
             let step = writer.step().expect("step");
+            senders.extend([step.mail_from.clone(), step.message_from.clone()]);
             let rows = [
                 ("mail", &step.mail_from, &step.mail_id),
                 ("messages", &step.message_from, &step.message_guid),
@@ -122,5 +124,20 @@ fn every_commit_is_found_whatever_the_flush_takes() {
                 });
             }
         }
+    }
+
+    // The latency trace (the test daemon logs at debug) explains each change, and names no
+    // sender.
+    let log = daemon.stderr();
+    for step in [
+        "latency: file event",
+        "latency: stamp changed",
+        "latency: rows read",
+        "latency: frames written",
+    ] {
+        assert!(log.contains(step), "no `{step}` in the daemon's log");
+    }
+    for sender in senders {
+        assert!(!log.contains(&sender), "the log names a sender");
     }
 }
