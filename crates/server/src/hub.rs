@@ -166,8 +166,9 @@ impl Hub {
                 _ = self.inner.shutdown.cancelled() => break,
                 _ = store.kick.notified() => {
                     tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
+                    let at = Instant::now();
                     tokio::time::sleep(DEBOUNCE).await;
-                    self.follow(ty, Some(Instant::now())).await;
+                    self.follow(ty, Some(at)).await;
                 }
                 // The first tick fires at once: it installs the watch and takes the first stamp.
                 _ = tick.tick() => {
@@ -200,7 +201,9 @@ impl Hub {
         let mut gap = FOLLOW_GAP_MIN;
         let mut still_since = Instant::now();
         loop {
-            if self.check(ty, event).await {
+            // Only a readable change restarts the schedule: a failure whose message changes
+            // on every check must not keep the hub checking at full rate.
+            if self.check(ty, event).await && matches!(&*lock(&store.health), Health::Ok(_)) {
                 gap = FOLLOW_GAP_MIN;
                 still_since = Instant::now();
             }
@@ -213,8 +216,8 @@ impl Hub {
                 _ = self.inner.shutdown.cancelled() => return,
                 _ = store.kick.notified() => {
                     tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
-                    tokio::time::sleep(DEBOUNCE).await;
                     event = Some(Instant::now());
+                    tokio::time::sleep(DEBOUNCE).await;
                     gap = FOLLOW_GAP_MIN;
                     still_since = Instant::now();
                 }
