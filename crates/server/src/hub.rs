@@ -436,4 +436,35 @@ mod tests {
         assert!(hub.state(EventType::MessagesReceived).contains("not found"));
         shutdown.cancel();
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_stream_finds_a_change_that_raised_no_file_event() {
+        // The store's directory does not exist when the hub starts, so no watcher is installed
+        // until the next safety tick (an hour away): only the live check can find the store.
+        let dir = tempfile::tempdir().unwrap();
+        let paths = StorePaths::for_home(dir.path());
+        let engine = Arc::new(Engine::new(&paths, Limits::default()));
+        let shutdown = CancellationToken::new();
+        let hub = Hub::start(
+            engine,
+            &paths,
+            Duration::from_secs(3600),
+            Duration::from_millis(50),
+            shutdown.clone(),
+        );
+        let mut rx = hub.wake_receiver(EventType::MailReceived);
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(hub.state(EventType::MailReceived).contains("not found"));
+        let home = MacHome::new(dir.path());
+        let _mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), rx.changed())
+            .await
+            .expect("the live check finds the new store")
+            .unwrap();
+        assert_eq!(hub.state(EventType::MailReceived), "ok");
+        shutdown.cancel();
+    }
 }
