@@ -16,9 +16,14 @@ const APPLE_NANOS_THRESHOLD: i64 = 1_000_000_000_000;
 /// A Unix time in seconds from Mail; `None` for NULL, zero or out of range.
 pub fn from_unix_secs(secs: Option<i64>) -> Option<OffsetDateTime> {
     match secs {
-        Some(s) if s > 0 => OffsetDateTime::from_unix_timestamp(s).ok(),
+        Some(s) if s > 0 => OffsetDateTime::from_unix_timestamp(s).ok().filter(writable),
         _ => None,
     }
+}
+
+/// RFC 3339 has four-digit years: a later date (a corrupt value) is no date at all.
+fn writable(t: &OffsetDateTime) -> bool {
+    t.year() <= 9999
 }
 
 /// An Apple timestamp from Messages (nanoseconds or legacy seconds since 2001); `None` for
@@ -31,7 +36,9 @@ pub fn from_apple(value: Option<i64>) -> Option<OffsetDateTime> {
         i128::from(v) * 1_000_000_000
     };
     let unix_nanos = nanos + i128::from(APPLE_EPOCH_OFFSET_SECS) * 1_000_000_000;
-    OffsetDateTime::from_unix_timestamp_nanos(unix_nanos).ok()
+    OffsetDateTime::from_unix_timestamp_nanos(unix_nanos)
+        .ok()
+        .filter(writable)
 }
 
 /// The Apple nanosecond value of a Unix time, for seeking through `message_idx_date`.
@@ -77,6 +84,14 @@ mod tests {
         assert_eq!(legacy, t);
         assert_eq!(to_apple_nanos(t), 738_936_000_000_000_000);
         assert_eq!(from_apple(Some(0)), None);
+    }
+
+    #[test]
+    fn dates_past_year_9999_are_no_date() {
+        // 999,999,999,999 legacy seconds after 2001: about year 33,700.
+        assert_eq!(from_apple(Some(999_999_999_999)), None);
+        assert_eq!(from_unix_secs(Some(400_000_000_000)), None);
+        assert!(from_unix_secs(Some(253_402_300_799)).is_some()); // 9999-12-31T23:59:59Z
     }
 
     #[test]

@@ -46,6 +46,15 @@ pub enum StoreError {
         /// SQLite's own words.
         detail: String,
     },
+    /// The file is there but empty: wiped in place, or being created. Nothing is held open
+    /// on it, so its owner can write it again; reading resumes when it does.
+    #[error("{store} store at {path} is empty (wiped, or being created)")]
+    Empty {
+        /// Which store.
+        store: &'static str,
+        /// The empty file.
+        path: PathBuf,
+    },
     /// The file is a database but lacks a table or column every supported version has.
     #[error("{store} store at {path} has an unsupported schema: {detail}")]
     Schema {
@@ -87,6 +96,9 @@ impl StoreError {
             StoreError::Corrupt { store, .. } => {
                 format!("{store} store is corrupt or not a database")
             }
+            StoreError::Empty { store, .. } => {
+                format!("{store} store is empty (wiped, or being created)")
+            }
             StoreError::Schema { store, detail, .. } => {
                 format!("{store} store has an unsupported schema: {detail}")
             }
@@ -101,6 +113,7 @@ impl StoreError {
             StoreError::PermissionDenied { .. } => "permission_denied",
             StoreError::Locked { .. } => "store_locked",
             StoreError::Corrupt { .. } => "store_corrupt",
+            StoreError::Empty { .. } => "store_empty",
             StoreError::Schema { .. } => "store_schema",
             StoreError::Sqlite { .. } => "store_error",
         }
@@ -120,11 +133,18 @@ pub enum RequestError {
         /// What was wrong and what was expected.
         message: String,
     },
-    /// No enabled event type has this name (-32023, `kind: "event"`).
+    /// No event type has this name (-32023, `kind: "event"`).
     #[error("unknown event type `{name}`")]
     NotFound {
         /// The requested name (already sanitised for display).
         name: String,
+    },
+    /// The type exists but the user turned it off (-32023 too: it is not in `events/list`,
+    /// but the message says so and how to turn it on, with `data.reason: "disabled"`).
+    #[error("`{event_type}` is turned off in Tidings")]
+    Disabled {
+        /// The type that is off.
+        event_type: crate::event::EventType,
     },
     /// The store could not be read; the request may succeed later.
     #[error(transparent)]

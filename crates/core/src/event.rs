@@ -23,6 +23,14 @@ impl EventType {
         }
     }
 
+    /// Its section in `settings.toml` (`[mail]`, `[messages]`).
+    pub fn settings_section(self) -> &'static str {
+        match self {
+            EventType::MailReceived => "mail",
+            EventType::MessagesReceived => "messages",
+        }
+    }
+
     /// The type with this wire name.
     pub fn from_name(name: &str) -> Option<EventType> {
         EventType::ALL.into_iter().find(|t| t.name() == name)

@@ -5,8 +5,10 @@
 //! - [`request`]: `events/poll` / `events/stream` parameters and the checked [`Subscription`].
 //! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
 //! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
+//! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
+//!   events.
 //! - [`stores`]: the Envelope Index and chat.db readers, read-only, with their skip rules.
-//! - [`cursor`]: `v1.<dev>-<ino>.<rowid>` and file identity.
+//! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.
 //! - [`filter`]: sender patterns, mailbox references, per-type filters.
 //! - [`event`]: the two event types and the occurrence they produce.
 //! - [`settings`]: what the user decides, saved as TOML.
@@ -28,6 +30,7 @@
 
 #![deny(missing_docs)]
 
+pub mod backfill;
 pub mod cursor;
 pub mod dates;
 pub mod descriptor;

@@ -3,12 +3,14 @@
 //! `events/poll` is [`Engine::poll`]; a push stream is [`Engine::start`] followed by
 //! [`Engine::next`] each time its store changes. The rules:
 //! - no cursor: bootstrap, no events and the head cursor;
-//! - a cursor for another file (a rebuild, or the other store) or past the head: a gap,
-//!   `truncated` and the head cursor;
+//! - a cursor for another file (a rebuild, a store recreated on a reused inode, or the other
+//!   store) or past the head: a gap, `truncated` and the head cursor;
 //! - `maxAgeMs`: seek through the date index to the floor instead of walking the backlog, and
 //!   set `truncated` when that skips rows;
 //! - each call examines at most `Limits::scan_rows` ROWIDs and returns at most `maxEvents`
-//!   events, with `hasMore` when there is more to read.
+//!   events, with `hasMore` when there is more to read;
+//! - a row dated long before it appeared is backfill, not news, and is skipped (see
+//!   [`crate::backfill`]; the window is the caller's, off until set).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -16,6 +18,7 @@ use std::time::Duration;
 use serde::Serialize;
 use time::OffsetDateTime;
 
+use crate::backfill::{Backfill, SEED_ROWS};
 use crate::cursor::Cursor;
 use crate::dates::iso8601;
 use crate::error::{RequestError, StoreError};
@@ -109,8 +112,13 @@ pub struct PollOutcome {
 pub struct Engine {
     mail: Mutex<MailStore>,
     messages: Mutex<MessagesStore>,
+    /// The backfill guard of each type, in `EventType::ALL` order.
+    backfill: [Mutex<Backfill>; 2],
     limits: Limits,
     clock: Arc<dyn Clock>,
+    /// Per type (in `EventType::ALL` order), why the last scan failed; `None` when it worked
+    /// or none ran. A cheap stamp can work while every scan fails, so status needs both.
+    last_scan_error: [Mutex<Option<String>>; 2],
 }
 
 impl Engine {
@@ -127,9 +135,31 @@ impl Engine {
                 paths.chat_db.clone(),
                 limits.busy_timeout,
             )),
+            backfill: Default::default(),
             limits,
             clock: Arc::new(SystemClock),
+            last_scan_error: Default::default(),
         }
+    }
+
+    /// Set the backfill window of `ty` (`settings` `backfill_days`); `None` turns the guard
+    /// off, as it is until this is called.
+    pub fn set_backfill_window(&self, ty: EventType, window: Option<Duration>) {
+        self.backfill_of(ty).set_window(window);
+    }
+
+    /// How many distinct rows of `ty` were skipped as backfill since the engine started.
+    pub fn backfill_skipped(&self, ty: EventType) -> u64 {
+        self.backfill_of(ty).skipped()
+    }
+
+    fn backfill_of(&self, ty: EventType) -> MutexGuard<'_, Backfill> {
+        lock(
+            &self.backfill[match ty {
+                EventType::MailReceived => 0,
+                EventType::MessagesReceived => 1,
+            }],
+        )
     }
 
     /// Use `clock` instead of the system clock.
@@ -145,9 +175,22 @@ impl Engine {
 
     /// A cheap look at the store behind `ty`: has anything changed?
     pub fn stamp(&self, ty: EventType) -> Result<Stamp, StoreError> {
-        match ty {
+        let stamp = match ty {
             EventType::MailReceived => lock(&self.mail).stamp(),
             EventType::MessagesReceived => lock(&self.messages).stamp(),
+        }?;
+        // The hub stamps on every change: this is when rows are first seen.
+        self.backfill_of(ty)
+            .observe(stamp.identity, stamp.head, self.clock.now());
+        Ok(stamp)
+    }
+
+    /// Rows of `ty`'s store skipped because they could not be read (each counted once per
+    /// file), since start-up.
+    pub fn unreadable_rows(&self, ty: EventType) -> u64 {
+        match ty {
+            EventType::MailReceived => lock(&self.mail).unreadable_rows(),
+            EventType::MessagesReceived => lock(&self.messages).unreadable_rows(),
         }
     }
 
@@ -194,10 +237,26 @@ impl Engine {
             scan_rows: self.limits.scan_rows.max(1),
             now: self.clock.now(),
         };
-        match &sub.filter {
-            Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step),
-            Filter::Messages(f) => next_on(&mut *lock(&self.messages), f, after, &step),
-        }
+        let mut backfill = self.backfill_of(sub.event_type);
+        let result = match &sub.filter {
+            Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step, &mut backfill),
+            Filter::Messages(f) => {
+                next_on(&mut *lock(&self.messages), f, after, &step, &mut backfill)
+            }
+        };
+        *lock(self.scan_error_slot(sub.event_type)) = result.as_ref().err().map(|e| e.to_string());
+        result
+    }
+
+    /// Why the last scan of `ty`'s store failed (the error's full message, path included, for
+    /// `tidings status`); `None` when the last scan worked or none ran yet.
+    pub fn last_scan_error(&self, ty: EventType) -> Option<String> {
+        lock(self.scan_error_slot(ty)).clone()
+    }
+
+    fn scan_error_slot(&self, ty: EventType) -> &Mutex<Option<String>> {
+        let i = EventType::ALL.iter().position(|t| *t == ty).unwrap_or(0);
+        &self.last_scan_error[i]
     }
 
     /// Answer `events/poll` for a checked subscription.
@@ -255,7 +314,7 @@ fn start_on<S: Source>(
             bootstrap: true,
         });
     };
-    if c.identity != stamp.identity || c.rowid > stamp.head {
+    if !c.is_in(stamp.identity) || c.rowid > stamp.head {
         return Ok(Start {
             cursor: head(&stamp),
             truncated: true,
@@ -283,8 +342,12 @@ fn start_on<S: Source>(
             });
         }
     }
+    // The file's full identity from now on: a `v1` cursor (no birth time) comes back as `v2`.
     Ok(Start {
-        cursor: c,
+        cursor: Cursor {
+            identity: stamp.identity,
+            rowid: c.rowid,
+        },
         truncated: false,
         bootstrap: false,
     })
@@ -297,27 +360,49 @@ struct Step {
     now: OffsetDateTime,
 }
 
+/// The ROWIDs of `(after, last]` that are backfill, in order.
+fn judge_backfill<S: Source>(
+    s: &mut S,
+    backfill: &mut Backfill,
+    after: i64,
+    last: i64,
+    step: &Step,
+) -> Result<Vec<i64>, StoreError> {
+    let rows = s.dates(after, last)?;
+    let seed = s
+        .dates(after.saturating_sub(SEED_ROWS), after)?
+        .into_iter()
+        .filter_map(|(_, date)| date)
+        .max();
+    Ok(backfill.judge(&rows, seed, after, last, step.now, step.name))
+}
+
 fn next_on<S: Source>(
     s: &mut S,
     filter: &S::Filter,
     after: Cursor,
     step: &Step,
+    backfill: &mut Backfill,
 ) -> Result<Batch, StoreError> {
     let mut stamp = s.stamp()?;
+    backfill.observe(stamp.identity, stamp.head, step.now);
     let gap = |stamp: &Stamp| Batch {
         events: Vec::new(),
         cursor: head(stamp),
         has_more: false,
         truncated: true,
     };
-    if after.identity != stamp.identity || after.rowid > stamp.head {
+    if !after.is_in(stamp.identity) || after.rowid > stamp.head {
         return Ok(gap(&stamp));
     }
     let upto = stamp.head.min(after.rowid.saturating_add(step.scan_rows));
     if upto <= after.rowid {
         return Ok(Batch {
             events: Vec::new(),
-            cursor: after,
+            cursor: Cursor {
+                identity: stamp.identity,
+                rowid: after.rowid,
+            },
             has_more: false,
             truncated: false,
         });
@@ -343,6 +428,11 @@ fn next_on<S: Source>(
     } else {
         (upto, upto < stamp.head)
     };
+    // Backfilled rows are not events: skipped like tapbacks, never a gap (`truncated`).
+    if backfill.is_on() {
+        let skip = judge_backfill(s, backfill, after.rowid, last, step)?;
+        found.retain(|f| skip.binary_search(&f.rowid).is_err());
+    }
     let events = found
         .into_iter()
         .map(|f| Occurrence {

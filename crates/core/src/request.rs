@@ -164,14 +164,16 @@ pub struct Subscription {
     pub filter: Filter,
 }
 
-/// The enabled event type called `name`; NotFound (with the name sanitised for echoing) when
-/// no type has that name or the user turned it off.
+/// The enabled event type called `name`: NotFound (with the name sanitised for echoing) when
+/// no type has that name, Disabled when the user turned it off.
 pub fn enabled_type(name: &str, settings: &Settings) -> Result<EventType, RequestError> {
-    EventType::from_name(name)
-        .filter(|t| settings.for_type(*t).enabled)
-        .ok_or_else(|| RequestError::NotFound {
+    match EventType::from_name(name) {
+        Some(ty) if settings.for_type(ty).enabled => Ok(ty),
+        Some(ty) => Err(RequestError::Disabled { event_type: ty }),
+        None => Err(RequestError::NotFound {
             name: sanitize(name, MAX_NAME_ECHO),
-        })
+        }),
+    }
 }
 
 impl Subscription {
@@ -389,7 +391,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_or_disabled_types_are_not_found() {
+    fn unknown_types_are_not_found_and_turned_off_ones_say_so() {
         let mut s = settings(&[]);
         assert!(matches!(
             Subscription::new("nope", &Map::new(), &s),
@@ -398,7 +400,16 @@ mod tests {
         s.mail.enabled = false;
         let args = json!({"domains": ["example.com"]});
         let e = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap_err();
-        assert!(matches!(e, RequestError::NotFound { .. }));
+        assert!(
+            matches!(
+                e,
+                RequestError::Disabled {
+                    event_type: EventType::MailReceived
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "`mail.received` is turned off in Tidings");
     }
 
     #[test]

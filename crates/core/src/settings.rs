@@ -1,11 +1,15 @@
 //! The user's settings: which event types are on and which senders may ever reach an agent.
 //!
 //! Saved as TOML (`settings.toml` in the config dir, chosen by the caller). Every default lives
-//! in `Default`: both types off, no allowlist, the loopback HTTP endpoint off. A file that does not parse is an error that names
-//! the line, never a silent reset.
+//! in `Default`: both types off, no allowlist, the loopback HTTP endpoint off. A file that does
+//! not parse is an error that names the line, never a silent reset. The file is read only if it
+//! is a regular file of at most [`MAX_SETTINGS_BYTES`], so a FIFO or a huge file cannot wedge
+//! a reload.
 
+use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +56,7 @@ impl Default for HttpSettings {
 }
 
 /// The settings of one event type.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EventSettings {
     /// Whether clients may see and subscribe to the type at all. Off until the user turns it on.
@@ -61,6 +65,46 @@ pub struct EventSettings {
     /// subdomains) or prefixes ending in `*`. Empty means no allowlist: clients must then name
     /// their senders themselves.
     pub allow: Vec<AllowEntry>,
+    /// A row dated more than this many days before it appeared is backfill (an iCloud sync,
+    /// an added account), not news, and is not delivered. `0` turns the guard off.
+    #[serde(deserialize_with = "backfill_days")]
+    pub backfill_days: u32,
+}
+
+/// The backfill window when the file does not say.
+pub const DEFAULT_BACKFILL_DAYS: u32 = 7;
+
+/// The longest backfill window accepted (ten years).
+pub const MAX_BACKFILL_DAYS: u32 = 3650;
+
+impl Default for EventSettings {
+    fn default() -> EventSettings {
+        EventSettings {
+            enabled: false,
+            allow: Vec::new(),
+            backfill_days: DEFAULT_BACKFILL_DAYS,
+        }
+    }
+}
+
+impl EventSettings {
+    /// The backfill window, `None` when the guard is off.
+    pub fn backfill_window(&self) -> Option<Duration> {
+        (self.backfill_days > 0)
+            .then(|| Duration::from_secs(u64::from(self.backfill_days) * 86_400))
+    }
+}
+
+fn backfill_days<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let days = i64::deserialize(d)?;
+    u32::try_from(days)
+        .ok()
+        .filter(|&n| n <= MAX_BACKFILL_DAYS)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "backfill_days must be 0 (off) to {MAX_BACKFILL_DAYS} days"
+            ))
+        })
 }
 
 /// One allowlist entry, validated when the file is read.
@@ -99,9 +143,109 @@ pub enum SettingsError {
     Invalid {
         /// The settings file.
         path: PathBuf,
-        /// The parser's message, with line and column.
+        /// The parser's full diagnostic: line and column, the offending line, the reason.
         message: String,
+        /// The 1-based line it names, when it names one.
+        line: Option<usize>,
+        /// The reason alone, without the quoted line.
+        reason: String,
     },
+    /// The path is not a regular file (after following symlinks): a FIFO, a directory, a
+    /// device. Reading one could block forever, so it is refused.
+    #[error("settings file {path} is {kind}, not a regular file; replace it with a regular file")]
+    NotRegular {
+        /// The settings file.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// The file is larger than [`MAX_SETTINGS_BYTES`].
+    #[error(
+        "settings file {path} is larger than the 1 MiB limit ({MAX_SETTINGS_BYTES} bytes); \
+         settings fit in a few kilobytes, so check that this is the right file"
+    )]
+    TooLarge {
+        /// The settings file.
+        path: PathBuf,
+    },
+}
+
+/// The largest settings file read (1 MiB); settings are a few hundred bytes.
+pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
+/// Keys of the settings file: a parser reason quoting only these quotes no user values.
+const KEYS: &[&str] = &[
+    "mail",
+    "messages",
+    "http",
+    "enabled",
+    "allow",
+    "backfill_days",
+    "listen",
+    "allowed_origins",
+];
+
+impl SettingsError {
+    /// One line for `tidings status` and for people: the file's name, the line and the
+    /// parser's reason, without any value from the file (the reason is left out when it
+    /// quotes one, as an allowlist entry or an address would be).
+    pub fn summary(&self) -> String {
+        match self {
+            SettingsError::Invalid {
+                path, line, reason, ..
+            } => {
+                let name = file_name(path);
+                let at = line.map_or_else(|| name.clone(), |l| format!("{name} line {l}"));
+                if quotes_no_values(reason) {
+                    format!("{at}: {reason}")
+                } else {
+                    format!("{at} is invalid")
+                }
+            }
+            SettingsError::Io { path, source } => {
+                format!("{}: {}", file_name(path), source.kind())
+            }
+            SettingsError::NotRegular { path, kind } => {
+                format!("{} is {kind}, not a regular file", file_name(path))
+            }
+            SettingsError::TooLarge { path } => {
+                format!("{} is larger than the 1 MiB limit", file_name(path))
+            }
+        }
+    }
+
+    /// The 1-based line the error names, if any.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            SettingsError::Invalid { line, .. } => *line,
+            _ => None,
+        }
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Whether a parser reason quotes nothing from the file but our own keys and TOML punctuation.
+/// serde quotes values in `"…"` and names in `` `…` ``; an unknown key is the user's name for a
+/// setting, never a value, so it may be shown.
+fn quotes_no_values(reason: &str) -> bool {
+    let unknown_key = reason.starts_with("unknown field");
+    reason.split('`').enumerate().all(|(i, part)| {
+        if i % 2 == 0 {
+            !part.contains(['"', '\''])
+        } else {
+            KEYS.contains(&part)
+                || (part.len() == 1 && part.chars().all(|c| c.is_ascii_punctuation()))
+                || (unknown_key
+                    && i == 1
+                    && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        }
+    })
 }
 
 const HEADER: &str = "\
@@ -115,6 +259,8 @@ const HEADER: &str = "\
 #   enabled = true|false      off until you turn it on
 #   listen = \"127.0.0.1:3917\" a loopback address and port
 #   allowed_origins = []      browser origins allowed to call it; empty refuses them all
+# backfill_days = 7 (in [mail] or [messages]): a row dated more than this many days before
+#   it appeared (an iCloud sync, an added account) is not delivered; 0 delivers everything.
 ";
 
 impl Settings {
@@ -143,24 +289,144 @@ impl Settings {
             .collect()
     }
 
-    /// Parse settings from TOML text; `path` is only used in the error.
+    /// Parse settings from TOML text; `path` is only used in the error. The error keeps the
+    /// parser's diagnostic whole, lines included (it points at the column).
     pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
         toml::from_str(text).map_err(|e| SettingsError::Invalid {
             path: path.to_owned(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            message: e.to_string().trim_end().to_owned(),
+            line: e
+                .span()
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1),
+            reason: e.message().trim_end().replace('\n', "; "),
         })
+    }
+
+    /// Parse the bytes [`Settings::read`] returned; text that is not UTF-8 is invalid.
+    pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Settings, SettingsError> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Settings::parse(text, path),
+            Err(e) => {
+                let at = e.valid_up_to();
+                Err(SettingsError::Invalid {
+                    path: path.to_owned(),
+                    message: format!("byte {at} is not UTF-8; save the file as UTF-8 text"),
+                    line: Some(bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1),
+                    reason: "not UTF-8 text".to_owned(),
+                })
+            }
+        }
+    }
+
+    /// The bytes of `path`, `None` when it does not exist. Refuses what is not a regular
+    /// file after following symlinks (checked on the opened file, which is opened
+    /// non-blocking, so a FIFO can neither block the open nor the read) and anything larger
+    /// than [`MAX_SETTINGS_BYTES`].
+    pub fn read(path: &Path) -> Result<Option<Vec<u8>>, SettingsError> {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        let io = |source| SettingsError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = match std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        };
+        let meta = file.metadata().map_err(io)?;
+        let ft = meta.file_type();
+        if !ft.is_file() {
+            let kind = if ft.is_fifo() {
+                "a FIFO"
+            } else if ft.is_dir() {
+                "a directory"
+            } else if ft.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            };
+            return Err(SettingsError::NotRegular {
+                path: path.to_owned(),
+                kind,
+            });
+        }
+        if meta.len() > MAX_SETTINGS_BYTES {
+            return Err(SettingsError::TooLarge {
+                path: path.to_owned(),
+            });
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        // Bounded even if the file grows while we read.
+        file.take(MAX_SETTINGS_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+            return Err(SettingsError::TooLarge {
+                path: path.to_owned(),
+            });
+        }
+        Ok(Some(bytes))
     }
 
     /// Read `path`; a missing file gives the defaults (nothing on), any other failure an error.
     pub fn load(path: &Path) -> Result<Settings, SettingsError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Settings::parse(&text, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-            Err(source) => Err(SettingsError::Io {
-                path: path.to_owned(),
-                source,
-            }),
+        match Settings::read(path)? {
+            Some(bytes) => Settings::parse_bytes(&bytes, path),
+            None => Ok(Settings::default()),
         }
+    }
+
+    /// Write the defaults, with the comment header, when `path` does not exist yet; true
+    /// when it wrote them (a first run).
+    pub fn create_if_missing(path: &Path) -> Result<bool, SettingsError> {
+        if Settings::read(path)?.is_some() {
+            return Ok(false);
+        }
+        Settings::default().save(path)?;
+        Ok(true)
+    }
+
+    /// The top-level sections (`mail`, `messages`, `http`) present in settings text; none
+    /// when it does not parse. A file that lost a section since the last good one may be a
+    /// write in progress.
+    pub fn sections(bytes: &[u8]) -> Vec<String> {
+        std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|text| text.parse::<toml::Table>().ok())
+            .map(|table| table.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether going from `self` to `next` lets agents see more: a type or the HTTP endpoint
+    /// turned on, an allowlist emptied or given an entry it did not have, a longer (or no)
+    /// backfill window, a new browser origin or address. A change from a file edit that
+    /// widens is applied only once the file has been stable for a while (a half-written
+    /// file must never widen, even for a moment).
+    pub fn widens(&self, next: &Settings) -> bool {
+        let ty_widens = |old: &EventSettings, new: &EventSettings| {
+            let window = |s: &EventSettings| s.backfill_window().unwrap_or(Duration::MAX);
+            new.enabled
+                && (!old.enabled
+                    || (!old.allow.is_empty()
+                        && (new.allow.is_empty()
+                            || new.allow.iter().any(|e| !old.allow.contains(e))))
+                    || window(new) > window(old))
+        };
+        let http_widens = next.http.enabled
+            && (!self.http.enabled
+                || next.http.listen != self.http.listen
+                || next
+                    .http
+                    .allowed_origins
+                    .iter()
+                    .any(|o| !self.http.allowed_origins.contains(o)));
+        ty_widens(&self.mail, &next.mail)
+            || ty_widens(&self.messages, &next.messages)
+            || http_widens
     }
 
     /// Write to `path` atomically (a sibling temp file renamed over it), creating the directory.
@@ -172,6 +438,8 @@ impl Settings {
         let body = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
             path: path.to_owned(),
             message: e.to_string(),
+            line: None,
+            reason: e.to_string(),
         })?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
@@ -257,5 +525,144 @@ mod tests {
     fn a_wrong_type_or_unknown_key_is_an_error() {
         assert!(Settings::parse("[mail]\nenabled = \"yes\"\n", Path::new("s")).is_err());
         assert!(Settings::parse("[mail]\nalow = []\n", Path::new("s")).is_err());
+    }
+
+    #[test]
+    fn multi_line_diagnostics_keep_their_lines() {
+        let text = "[mail]\nenabled = maybe\n";
+        let err = Settings::parse(text, Path::new("s.toml")).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("line 2, column 11\n"), "{shown}");
+        assert!(shown.contains("\n2 | enabled = maybe\n"), "{shown}");
+        assert_eq!(err.line(), Some(2));
+    }
+
+    #[test]
+    fn the_summary_names_the_line_and_never_a_value() {
+        let summary = |text: &str| {
+            Settings::parse(text, Path::new("/c/settings.toml"))
+                .unwrap_err()
+                .summary()
+        };
+        assert_eq!(
+            summary("[mail]\nenabled = maybe\n"),
+            "settings.toml line 2: string values must be quoted, expected literal string"
+        );
+        assert_eq!(
+            summary("[mail]\nalow = []\n"),
+            "settings.toml line 2: unknown field `alow`, expected one of `enabled`, `allow`, \
+             `backfill_days`"
+        );
+        // Reasons that quote a value are left out.
+        let s = summary("[mail]\n\n\nallow = [\"x\", \"secret@example.com\", \"mom\"]\n");
+        assert_eq!(s, "settings.toml line 4 is invalid");
+        let s = summary("[mail]\nenabled = \"ana@example.com\"\n");
+        assert_eq!(s, "settings.toml line 2 is invalid");
+        let s = summary("[messages]\nallow = [\"+1202*\", \"mom\"]\n");
+        assert!(!s.contains("mom"), "{s}");
+    }
+
+    #[test]
+    fn a_fifo_or_a_symlink_to_one_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("settings.toml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // No writer ever opens it: a blocking open or read would hang this test.
+        let err = Settings::load(&fifo).unwrap_err();
+        assert!(
+            matches!(err, SettingsError::NotRegular { kind: "a FIFO", .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let err = Settings::load(&link).unwrap_err();
+        assert!(matches!(err, SettingsError::NotRegular { .. }), "{err}");
+        let err = Settings::load(dir.path()).unwrap_err();
+        assert!(matches!(
+            err,
+            SettingsError::NotRegular {
+                kind: "a directory",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_file_over_one_mebibyte_is_refused_naming_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.toml");
+        let mut text = "[mail]\n".to_owned();
+        text.push_str(&"#".repeat(MAX_SETTINGS_BYTES as usize));
+        std::fs::write(&path, text).unwrap();
+        let err = Settings::load(&path).unwrap_err().to_string();
+        assert!(err.contains("1 MiB") && err.contains("1048576"), "{err}");
+        // Exactly at the limit is fine.
+        std::fs::write(&path, "#".repeat(MAX_SETTINGS_BYTES as usize)).unwrap();
+        assert_eq!(Settings::load(&path).unwrap(), Settings::default());
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_names_its_line() {
+        let err =
+            Settings::parse_bytes(b"[mail]\nallow = [\"\xff\"]\n", Path::new("s")).unwrap_err();
+        assert_eq!(err.line(), Some(2));
+        assert_eq!(err.summary(), "s line 2: not UTF-8 text");
+    }
+
+    #[test]
+    fn backfill_days_defaults_to_seven_and_is_bounded() {
+        let s = Settings::parse("", Path::new("s")).unwrap();
+        assert_eq!(s.mail.backfill_days, 7);
+        assert_eq!(
+            s.messages.backfill_window(),
+            Some(Duration::from_secs(7 * 86_400))
+        );
+        let s = Settings::parse("[messages]\nbackfill_days = 0\n", Path::new("s")).unwrap();
+        assert_eq!(s.messages.backfill_window(), None);
+        for bad in ["-1", "3651", "99999999999"] {
+            let err = Settings::parse(&format!("[mail]\nbackfill_days = {bad}\n"), Path::new("s"))
+                .unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("backfill_days must be 0 (off) to 3650"),
+                "{err}"
+            );
+            assert_eq!(err.line(), Some(2));
+        }
+    }
+
+    #[test]
+    fn widening_is_told_from_narrowing() {
+        let parse = |t: &str| Settings::parse(t, Path::new("s")).unwrap();
+        let old = parse("[mail]\nenabled = true\nallow = [\"a.com\", \"b.com\"]\n");
+        assert!(!old.widens(&old));
+        assert!(!old.widens(&parse("[mail]\nenabled = true\nallow = [\"a.com\"]\n")));
+        assert!(!old.widens(&parse("")), "everything off narrows");
+        assert!(
+            old.widens(&parse("[mail]\nenabled = true\n")),
+            "no allowlist"
+        );
+        assert!(old.widens(&parse("[mail]\nenabled = true\nallow = [\"c.com\"]\n")));
+        assert!(old.widens(&parse(
+            "[mail]\nenabled = true\nallow = [\"a.com\"]\nbackfill_days = 0\n"
+        )));
+        assert!(old.widens(&parse(
+            "[mail]\nenabled = true\nallow = [\"a.com\"]\n[messages]\nenabled = true\n"
+        )));
+        assert!(old.widens(&parse(
+            "[mail]\nenabled = true\nallow = [\"a.com\"]\n[http]\nenabled = true\n"
+        )));
+    }
+
+    #[test]
+    fn sections_lists_the_tables_present() {
+        assert_eq!(Settings::sections(b"[mail]\n[http]\n"), ["http", "mail"]);
+        assert!(Settings::sections(b"").is_empty());
+        assert!(Settings::sections(b"[mail").is_empty());
     }
 }

@@ -38,7 +38,7 @@ pub enum PathError {
         path: PathBuf,
         /// Its length in bytes.
         len: usize,
-        /// The limit ([`crate::paths::MAX_SOCKET_PATH_BYTES`]).
+        /// The limit ([`crate::paths::Os::max_socket_path_bytes`]).
         max: usize,
     },
 

@@ -20,7 +20,7 @@
 //!    - Linux: `$XDG_RUNTIME_DIR/tidings/tidings.sock` (`$XDG_RUNTIME_DIR` must be absolute).
 //! 3. `/tmp/tidings-<uid>/tidings.sock`, when step 2 has no answer (no home directory on
 //!    macOS, no `$XDG_RUNTIME_DIR` on Linux) or its answer is longer than
-//!    [`MAX_SOCKET_PATH_BYTES`]. Whoever binds there must first call [`ensure_private_dir`]
+//!    [`MAX_SOCKET_PATH_BYTES`] (103 bytes on macOS, 107 on Linux). Whoever binds there must first call [`ensure_private_dir`]
 //!    on the parent, because `/tmp` is shared.
 //!
 //! # Config and data directories
@@ -47,11 +47,9 @@ pub const BUNDLE_ID: &str = "dev.tidings.Tidings";
 /// File name of the Unix socket inside its directory.
 pub const SOCKET_FILE_NAME: &str = "tidings.sock";
 
-/// Longest socket path we accept, in bytes.
-///
-/// macOS's `sun_path` holds 104 bytes (Linux's 108). We use 104 on both so a path that works
-/// in Linux tests also works on a Mac.
-pub const MAX_SOCKET_PATH_BYTES: usize = 104;
+/// Longest socket path we accept on this platform, in bytes: [`Os::max_socket_path_bytes`]
+/// of [`Os::CURRENT`].
+pub const MAX_SOCKET_PATH_BYTES: usize = Os::CURRENT.max_socket_path_bytes();
 
 /// Overrides the socket path.
 pub const SOCKET_ENV: &str = "TIDINGS_SOCKET";
@@ -83,6 +81,15 @@ impl Os {
     } else {
         Os::Linux
     };
+
+    /// The longest socket path that binds: `sun_path` less its terminating NUL. macOS's
+    /// `sun_path` is 104 bytes, Linux's 108, so 103 and 107.
+    pub const fn max_socket_path_bytes(self) -> usize {
+        match self {
+            Os::MacOs => 103,
+            Os::Linux => 107,
+        }
+    }
 }
 
 /// The socket path for this process, following the lookup order in the module docs.
@@ -121,12 +128,9 @@ pub fn resolve_socket_path(
             });
         }
         let len = path.as_os_str().as_bytes().len();
-        if len > MAX_SOCKET_PATH_BYTES {
-            return Err(PathError::SocketPathTooLong {
-                path,
-                len,
-                max: MAX_SOCKET_PATH_BYTES,
-            });
+        let max = os.max_socket_path_bytes();
+        if len > max {
+            return Err(PathError::SocketPathTooLong { path, len, max });
         }
         return Ok(path);
     }
@@ -142,7 +146,7 @@ pub fn resolve_socket_path(
 
     // 3. Short private fallback.
     Ok(match preferred {
-        Some(path) if path.as_os_str().as_bytes().len() <= MAX_SOCKET_PATH_BYTES => path,
+        Some(path) if path.as_os_str().as_bytes().len() <= os.max_socket_path_bytes() => path,
         _ => fallback_socket_path(uid),
     })
 }
@@ -308,7 +312,9 @@ mod tests {
         let long = format!("/{}/t.sock", "a".repeat(120));
         let env = env_of(&[(SOCKET_ENV, &long)]);
         let err = resolve_socket_path(&env, Os::Linux, 1000, None).unwrap_err();
-        assert!(matches!(err, PathError::SocketPathTooLong { max: 104, .. }));
+        assert!(matches!(err, PathError::SocketPathTooLong { max: 107, .. }));
+        let err = resolve_socket_path(&env, Os::MacOs, 1000, None).unwrap_err();
+        assert!(matches!(err, PathError::SocketPathTooLong { max: 103, .. }));
         assert!(err.to_string().contains(&long), "{err}");
     }
 
@@ -364,18 +370,39 @@ mod tests {
     }
 
     #[test]
-    fn path_of_exactly_104_bytes_is_kept_and_105_falls_back() {
-        // "<dir>/tidings/tidings.sock" is the dir plus 21 bytes.
+    fn the_longest_path_that_binds_is_kept_and_one_more_byte_falls_back() {
+        // sun_path needs room for its NUL: 103 usable bytes on macOS, 107 on Linux. A path of
+        // exactly 104 bytes used to be kept on both and then failed at bind.
         let suffix = "/tidings/tidings.sock".len();
-        let dir_104 = format!("/{}", "r".repeat(MAX_SOCKET_PATH_BYTES - suffix - 1));
-        let env = env_of(&[("XDG_RUNTIME_DIR", &dir_104)]);
+        let at_limit = |max: usize| format!("/{}", "r".repeat(max - suffix - 1));
+        let linux_max = Os::Linux.max_socket_path_bytes();
+        let env = env_of(&[("XDG_RUNTIME_DIR", &at_limit(linux_max))]);
         let path = resolve_socket_path(&env, Os::Linux, 7, None).unwrap();
-        assert_eq!(path.as_os_str().len(), MAX_SOCKET_PATH_BYTES);
-
-        let dir_105 = format!("{dir_104}r");
-        let env = env_of(&[("XDG_RUNTIME_DIR", &dir_105)]);
+        assert_eq!(path.as_os_str().len(), linux_max);
+        let env = env_of(&[("XDG_RUNTIME_DIR", &format!("{}r", at_limit(linux_max)))]);
         let path = resolve_socket_path(&env, Os::Linux, 7, None).unwrap();
         assert_eq!(path, Path::new("/tmp/tidings-7/tidings.sock"));
+
+        let mac_max = Os::MacOs.max_socket_path_bytes();
+        let data = |len: usize| format!("/{}", "m".repeat(len - "/run/tidings.sock".len() - 1));
+        let path = resolve_socket_path(&env_of(&[]), Os::MacOs, 8, Some(Path::new(&data(mac_max))))
+            .unwrap();
+        assert_eq!(path.as_os_str().len(), mac_max);
+        let path =
+            resolve_socket_path(&env_of(&[]), Os::MacOs, 8, Some(Path::new(&data(104)))).unwrap();
+        assert_eq!(path, Path::new("/tmp/tidings-8/tidings.sock"));
+    }
+
+    #[test]
+    fn a_path_at_this_platforms_limit_really_binds() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().as_os_str().len() + 1;
+        let name = "s".repeat(MAX_SOCKET_PATH_BYTES - base);
+        let path = dir.path().join(&name);
+        assert_eq!(path.as_os_str().len(), MAX_SOCKET_PATH_BYTES);
+        std::os::unix::net::UnixListener::bind(&path).expect("a path at the limit binds");
+        let longer = dir.path().join(format!("{name}s"));
+        assert!(std::os::unix::net::UnixListener::bind(&longer).is_err());
     }
 
     #[test]

@@ -41,7 +41,8 @@ pub struct DaemonConfig {
     pub engine_limits: Limits,
     /// Stream caps, frame limit, heartbeat and safety tick.
     pub limits: ServerLimits,
-    /// Some in demo mode: the three conformance tools are offered.
+    /// Some in demo mode with `--conformance-controls`: the three conformance tools are
+    /// offered.
     pub demo: Option<Arc<dyn DemoControl>>,
 }
 
@@ -98,6 +99,12 @@ struct Inner {
     streams: AtomicUsize,
     /// Settings file edits refused as malformed since start (tests wait on it).
     rejected_edits: AtomicUsize,
+    /// Why the file's current content is refused, for `tidings status`; `None` when the
+    /// settings in force are the file's.
+    settings_rejection: Mutex<Option<String>>,
+    /// Watcher passes, and distinct file contents judged (tests count reloads with them).
+    settings_passes: AtomicUsize,
+    settings_reads: AtomicUsize,
     shutdown: CancellationToken,
     settings_watcher: Mutex<Option<notify::RecommendedWatcher>>,
     /// The token state of the HTTP endpoint serving now, if any; `tidings/token/rotate`
@@ -121,6 +128,9 @@ pub struct Status {
     pub types: Vec<TypeStatus>,
     /// The loopback HTTP endpoint: `off`, `serving at <url>`, or why it could not start.
     pub http: String,
+    /// `ok`, or why the settings file's current content is refused ("settings.toml line
+    /// 12: …; using the last good settings"), until the file is fixed.
+    pub settings: String,
 }
 
 /// The state of one event type.
@@ -132,10 +142,14 @@ pub struct TypeStatus {
     pub enabled: bool,
     /// The store file's path.
     pub store: String,
-    /// `ok`, or the store error's message.
+    /// `ok`, or the store error's message: the last check's, else the last scan's.
     pub state: String,
+    /// Rows skipped because they could not be read, since start-up.
+    pub unreadable_rows: u64,
     /// How many allowlist entries are set.
     pub allowlist: usize,
+    /// Distinct rows skipped as backfill (dated long before they appeared) since start.
+    pub backfilled: u64,
 }
 
 /// How long a closing connection may take to flush what rmcp already wrote.
@@ -146,8 +160,9 @@ impl Daemon {
     /// watcher and the hub. Call inside a tokio runtime.
     pub fn start(config: DaemonConfig) -> Result<Daemon, DaemonError> {
         tokio::runtime::Handle::try_current().map_err(|_| DaemonError::NoRuntime)?;
-        let settings = Settings::load(&config.settings_path)?;
+        let (seen, settings) = settings_watch::Snapshot::load(&config.settings_path)?;
         let engine = Arc::new(Engine::new(&config.store_paths, config.engine_limits));
+        set_backfill_windows(&engine, &settings);
         let shutdown = CancellationToken::new();
         let hub = Hub::start(
             engine.clone(),
@@ -169,13 +184,16 @@ impl Daemon {
                 connections: AtomicUsize::new(0),
                 streams: AtomicUsize::new(0),
                 rejected_edits: AtomicUsize::new(0),
+                settings_rejection: Mutex::new(None),
+                settings_passes: AtomicUsize::new(0),
+                settings_reads: AtomicUsize::new(0),
                 shutdown,
                 settings_watcher: Mutex::new(None),
                 http_auth: Mutex::new(None),
                 http_state: Mutex::new(None),
             }),
         };
-        let watcher = settings_watch::start(&daemon)?;
+        let watcher = settings_watch::start(&daemon, seen)?;
         *lock(&daemon.inner.settings_watcher) = Some(watcher);
         tracing::info!(settings = %daemon.inner.settings_path.display(), "daemon started");
         Ok(daemon)
@@ -216,8 +234,17 @@ impl Daemon {
                 name: ty.name().to_owned(),
                 enabled: settings.for_type(ty).enabled,
                 store: self.inner.hub.store_path(ty).display().to_string(),
-                state: self.inner.hub.state(ty),
+                // A stamp can work while every scan fails: the scan's error then tells.
+                state: match (
+                    self.inner.hub.state(ty),
+                    self.inner.engine.last_scan_error(ty),
+                ) {
+                    (stamp, Some(scan)) if stamp == "ok" => scan,
+                    (stamp, _) => stamp,
+                },
+                unreadable_rows: self.inner.engine.unreadable_rows(ty),
                 allowlist: settings.for_type(ty).allow.len(),
+                backfilled: self.inner.engine.backfill_skipped(ty),
             })
             .collect();
         Status {
@@ -228,6 +255,10 @@ impl Daemon {
             http: lock(&self.inner.http_state)
                 .as_ref()
                 .map_or_else(|| "off".to_owned(), |rx| rx.borrow().describe()),
+            settings: lock(&self.inner.settings_rejection).as_ref().map_or_else(
+                || "ok".to_owned(),
+                |why| format!("{why}; using the last good settings"),
+            ),
         }
     }
 
@@ -243,6 +274,8 @@ impl Daemon {
         let mut next = self.settings();
         f(&mut next);
         next.save(&self.inner.settings_path)?;
+        // The file now holds good settings, whatever it held before.
+        lock(&self.inner.settings_rejection).take();
         self.apply_locked(next);
         Ok(())
     }
@@ -288,7 +321,8 @@ impl Daemon {
         &self.inner.shutdown
     }
 
-    pub(crate) fn settings_path(&self) -> &std::path::Path {
+    /// The settings file the daemon reads and watches.
+    pub fn settings_path(&self) -> &std::path::Path {
         &self.inner.settings_path
     }
 
@@ -332,9 +366,21 @@ impl Daemon {
         }
     }
 
-    /// A settings file edit was malformed and ignored.
-    pub(crate) fn note_rejected_edit(&self) {
+    /// A settings file edit was malformed (or unreadable) and ignored; `why` names the line
+    /// and never a value from the file.
+    pub(crate) fn note_rejected_edit(&self, why: String) {
+        *lock(&self.inner.settings_rejection) = Some(why);
         self.inner.rejected_edits.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The watcher ran a pass (it was woken by a content event or the safety tick).
+    pub(crate) fn note_settings_pass(&self) {
+        self.inner.settings_passes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The watcher judged new file content.
+    pub(crate) fn note_settings_read(&self) {
+        self.inner.settings_reads.fetch_add(1, Ordering::AcqRel);
     }
 
     #[cfg(test)]
@@ -342,9 +388,20 @@ impl Daemon {
         self.inner.rejected_edits.load(Ordering::Acquire)
     }
 
+    /// (watcher passes, distinct contents judged) since start.
+    #[cfg(test)]
+    pub(crate) fn settings_reloads(&self) -> (usize, usize) {
+        (
+            self.inner.settings_passes.load(Ordering::Acquire),
+            self.inner.settings_reads.load(Ordering::Acquire),
+        )
+    }
+
     /// Apply settings read from the file: the same path as `update_settings`, minus the save.
-    pub(crate) fn apply_settings(&self, next: Settings) {
+    /// The file is good again, so a rejection shown by `status` ends.
+    pub(crate) fn apply_settings_from_file(&self, next: Settings) {
         let _guard = lock(&self.inner.settings_lock);
+        lock(&self.inner.settings_rejection).take();
         self.apply_locked(next);
     }
 
@@ -354,6 +411,7 @@ impl Daemon {
             return;
         }
         let list_changed = enabled_descriptors(&current) != enabled_descriptors(&next);
+        set_backfill_windows(&self.inner.engine, &next);
         self.inner.settings.send_replace(Arc::new(next));
         if list_changed {
             self.inner
@@ -361,5 +419,12 @@ impl Daemon {
                 .send_modify(|g| *g = g.wrapping_add(1));
         }
         tracing::info!(list_changed, "settings applied");
+    }
+}
+
+/// The engine's backfill guard follows `backfill_days` of each type.
+fn set_backfill_windows(engine: &Engine, settings: &Settings) {
+    for ty in EventType::ALL {
+        engine.set_backfill_window(ty, settings.for_type(ty).backfill_window());
     }
 }

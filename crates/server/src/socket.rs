@@ -5,7 +5,8 @@
 //!
 //! The caller picks it: `tidings serve --socket PATH`, else `<data-dir>/tidings.sock` in demo
 //! mode, else [`tidings_platform::paths::socket_path`] (which documents `TIDINGS_SOCKET` and
-//! the per-OS defaults). Whatever the path, it must fit in 104 bytes (`sun_path` on macOS).
+//! the per-OS defaults). Whatever the path, it must fit in `sun_path` less its NUL: 103 bytes
+//! on macOS, 107 on Linux ([`tidings_platform::paths::MAX_SOCKET_PATH_BYTES`]).
 //!
 //! # What [`SocketListener::bind`] does, in order
 //!
@@ -23,6 +24,11 @@
 //!    have other threads (tokio workers, watchers, the simulator) creating files at the same
 //!    moment, and they would get 0600 directories. The window between bind and chmod is
 //!    closed anyway: the directory is 0700 and every peer's uid is checked.
+//!
+//! While the listener lives, the socket, its lock file and its directory are touched every
+//! hour ([`KEEPALIVE`]): the `/tmp` fallback is shared ground, and macOS's daily `periodic`
+//! run and systemd-tmpfiles delete what has not been touched for days, which would leave a
+//! daemon running with no socket anyone can find.
 //!
 //! The lock file is left in place on shutdown: deleting it would let a third process lock a
 //! fresh inode while a second still waits on the old one. The socket is removed (NotFound
@@ -47,6 +53,10 @@ pub const SOCKET_MODE: u32 = 0o600;
 /// Pause after an `accept` error (EMFILE, ENFILE, ECONNABORTED) before trying again, so a
 /// full file table does not turn the loop into a busy spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How often the socket, its lock file and its directory are touched so that a `/tmp`
+/// cleaner (macOS `periodic`: 3 days unaccessed; systemd-tmpfiles: 10 days) leaves them be.
+pub const KEEPALIVE: Duration = Duration::from_secs(3600);
 
 /// Why the listener could not start. Every message names the path involved.
 #[derive(Debug, thiserror::Error)]
@@ -122,12 +132,22 @@ pub struct SocketListener {
     /// Held for the daemon's lifetime; the OS releases the lock when the process dies, which
     /// is what makes a SIGKILLed daemon's socket recoverable.
     _lock: File,
+    /// Touches the files every [`KEEPALIVE`]; aborted when the listener drops.
+    keepalive: tokio::task::JoinHandle<()>,
 }
 
 impl SocketListener {
     /// Prepares the directory, takes the single-instance lock, clears a stale socket and
     /// binds `path` (see the module docs). Must run inside a tokio runtime.
     pub fn bind(path: &Path) -> Result<SocketListener, SocketError> {
+        Self::bind_with_keepalive(path, KEEPALIVE)
+    }
+
+    /// [`bind`](Self::bind) with the files touched every `keepalive` (tests use a short one).
+    pub(crate) fn bind_with_keepalive(
+        path: &Path,
+        keepalive: Duration,
+    ) -> Result<SocketListener, SocketError> {
         let path = path.to_path_buf();
         let len = path.as_os_str().as_bytes().len();
         if len > MAX_SOCKET_PATH_BYTES {
@@ -164,11 +184,13 @@ impl SocketListener {
             .set_nonblocking(true)
             .map_err(|e| io_err("configure", e))?;
         let listener = UnixListener::from_std(std_listener).map_err(|e| io_err("listen on", e))?;
+        let keepalive = tokio::spawn(keep_fresh([path.clone(), lock_path, dir], keepalive));
         Ok(SocketListener {
             identity: (meta.dev(), meta.ino()),
             path,
             listener,
             _lock: lock,
+            keepalive,
         })
     }
 
@@ -233,6 +255,7 @@ impl SocketListener {
 
 impl Drop for SocketListener {
     fn drop(&mut self) {
+        self.keepalive.abort();
         // Only remove the file if it is still the socket we bound.
         let ours = std::fs::symlink_metadata(&self.path)
             .map(|m| (m.dev(), m.ino()) == self.identity)
@@ -245,6 +268,27 @@ impl Drop for SocketListener {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(error) => {
                 tracing::warn!(socket = %self.path.display(), %error, "could not remove the socket");
+            }
+        }
+    }
+}
+
+/// Set the access and modification times of `paths` to now, every `every`. A failure is
+/// logged once per path: the daemon serves on regardless.
+async fn keep_fresh(paths: [PathBuf; 3], every: Duration) {
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut warned = [false; 3];
+    loop {
+        tick.tick().await;
+        for (path, warned) in paths.iter().zip(warned.iter_mut()) {
+            let now = filetime::FileTime::now();
+            // The `symlink` variant sets times by path (utimensat); the plain one opens the
+            // file first, which a socket refuses (ENXIO). None of these paths is a symlink.
+            if let Err(error) = filetime::set_symlink_file_times(path, now, now)
+                && !std::mem::replace(warned, true)
+            {
+                tracing::warn!(path = %path.display(), %error, "cannot touch a socket file; a /tmp cleaner may remove it");
             }
         }
     }
@@ -419,9 +463,36 @@ mod tests {
         let path = PathBuf::from(format!("/tmp/{}/tidings.sock", "x".repeat(100)));
         let err = SocketListener::bind(&path).unwrap_err();
         assert!(
-            matches!(err, SocketError::PathTooLong { max: 104, .. }),
+            matches!(err, SocketError::PathTooLong { max, .. } if max == MAX_SOCKET_PATH_BYTES),
             "{err:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn the_socket_its_lock_and_its_directory_are_kept_fresh() {
+        let tmp = private_tmp();
+        let path = tmp.path().join("run/tidings.sock");
+        let _listener =
+            SocketListener::bind_with_keepalive(&path, Duration::from_millis(20)).unwrap();
+        let old = filetime::FileTime::from_unix_time(86_400, 0);
+        let files = [
+            path.clone(),
+            lock_path_for(&path),
+            path.parent().unwrap().into(),
+        ];
+        for f in &files {
+            filetime::set_symlink_file_times(f, old, old).unwrap();
+        }
+        let mtime = |f: &Path| {
+            filetime::FileTime::from_last_modification_time(&std::fs::symlink_metadata(f).unwrap())
+        };
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while files.iter().any(|f| mtime(f) == old) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("every file is touched again");
     }
 
     #[tokio::test]

@@ -98,7 +98,7 @@ fn tail_prints_events_and_the_resume_cursor() {
     let out = tail.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("resume with --cursor v1."), "{stderr}");
+    assert!(stderr.contains("resume with --cursor v2."), "{stderr}");
 }
 
 #[test]

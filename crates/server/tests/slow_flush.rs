@@ -10,7 +10,6 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Client, Daemon, is_event, is_note};
@@ -69,17 +68,12 @@ fn inside_allowlist(sender: &str) -> bool {
 }
 
 fn every_commit_is_found_whatever_the_flush_takes() {
-    let tmp = Arc::new(tempfile::tempdir().unwrap());
-    let daemon = Daemon::spawn_with(
-        Arc::clone(&tmp),
-        &[
-            "--heartbeat-ms",
-            TEN_MINUTES_MS,
-            "--live-check-ms",
-            TEN_MINUTES_MS,
-        ],
-    );
-    daemon.wait_ready();
+    let daemon = Daemon::start_with(&[
+        "--heartbeat-ms",
+        TEN_MINUTES_MS,
+        "--live-check-ms",
+        TEN_MINUTES_MS,
+    ]);
     let mut client: Client = daemon.client();
     let mark = client.mark();
     client.request(
@@ -98,7 +92,7 @@ fn every_commit_is_found_whatever_the_flush_takes() {
         });
     }
 
-    let slow = SlowFlush::build(tmp.path()).expect("build the slow-flush shim");
+    let slow = SlowFlush::build(daemon.tmp.path()).expect("build the slow-flush shim");
     let mut writer = std::process::Command::new(std::env::current_exe().unwrap());
     writer.arg("--held-writer").arg(&daemon.dir);
     let mut writer = HeldWriter::spawn(writer, Some(&slow)).expect("start the held writer");

@@ -83,10 +83,38 @@ fn turning_a_type_off_terminates_its_streams() {
         assert!(Instant::now() < deadline, "messages.received still listed");
         std::thread::sleep(Duration::from_millis(50));
     }
+    // A poll on the type now says it is off, not unknown, and how to turn it on.
     let error = client.error(
         99,
         "events/poll",
         json!({"name": "messages.received", "arguments": {}}),
     );
     assert_eq!(error["code"], -32023, "{error}");
+    assert_eq!(error["data"]["reason"], "disabled", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`messages.received` is turned off in Tidings; turn it on")
+            && message.contains("`[messages] enabled = true`")
+            && message.contains("settings.toml"),
+        "{message}"
+    );
+
+    // `tidings tail` passes the same words on.
+    let out = std::process::Command::new(common::tidings_bin())
+        .args([
+            "tail",
+            "messages.received",
+            "--from",
+            "+12025550101",
+            "--socket",
+        ])
+        .arg(&daemon.socket)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is turned off in Tidings") && !stderr.contains("unknown event type"),
+        "{stderr}"
+    );
 }

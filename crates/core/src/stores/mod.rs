@@ -2,11 +2,15 @@
 //!
 //! Both are opened `mode=ro` (never `immutable=1`, which ignores the `-wal` where the newest
 //! rows live), with a short busy timeout, and read in short transactions so that we never hold
-//! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild).
+//! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild)
+//! or when the file or its `-wal` shrinks (wiped or truncated in place); an empty file is an
+//! error with nothing held open on it.
 
+mod columns;
 pub mod mail;
 pub mod messages;
 mod open;
+mod read;
 mod sql;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +21,14 @@ use crate::cursor::FileIdentity;
 use crate::error::StoreError;
 
 pub(crate) use open::StoreHandle;
+
+/// `SELECT ROWID, <date> FROM <table>` over a ROWID range, reading only integer dates.
+fn dates_sql(table: &str, date: &str) -> String {
+    format!(
+        "SELECT ROWID, CASE WHEN typeof({date}) = 'integer' THEN {date} END FROM {table} \
+         WHERE ROWID > ?1 AND ROWID <= ?2 ORDER BY ROWID"
+    )
+}
 
 /// Where the stores live, found from a home directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +117,8 @@ pub struct Scan {
 pub trait Source {
     /// The per-type filter this store understands.
     type Filter;
+    /// Rows skipped because they could not be read, since start-up (each counted once).
+    fn unreadable_rows(&self) -> u64;
     /// Identity, data version and head, opening or reopening as needed.
     fn stamp(&mut self) -> Result<Stamp, StoreError>;
     /// The first ROWID whose date is at or after `floor`, through the date index; `None` when
@@ -112,4 +126,11 @@ pub trait Source {
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError>;
     /// The rows in `window` that pass `filter` and the skip rules.
     fn scan(&mut self, filter: &Self::Filter, window: Window) -> Result<Scan, StoreError>;
+    /// Every row in `(after, upto]`, matching or not, in ROWID order, with its own date (a
+    /// date that is not an integer reads as none); the backfill guard judges them.
+    fn dates(
+        &mut self,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError>;
 }

@@ -7,7 +7,15 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
-use crate::stores::Stamp;
+use crate::stores::read::{Read, Unreadable};
+use crate::stores::{Found, Stamp};
+
+/// The `-wal` beside a database: its path with `-wal` appended.
+fn wal_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-wal");
+    PathBuf::from(name)
+}
 
 /// What a store learns about a freshly opened file: its optional features, or why its schema
 /// cannot be read (`Err(Ok(detail))`), or a SQLite failure (`Err(Err(e))`).
@@ -19,7 +27,19 @@ pub(crate) struct StoreHandle<C> {
     path: PathBuf,
     busy_timeout: Duration,
     probe: Probe<C>,
-    open: Option<(Connection, FileIdentity, C)>,
+    open: Option<Open<C>>,
+    unreadable: Unreadable,
+}
+
+/// A warm connection and what we knew about the file when we last looked.
+struct Open<C> {
+    conn: Connection,
+    identity: FileIdentity,
+    caps: C,
+    /// The sizes of the db and its `-wal` at the last look: a file that shrank was truncated
+    /// or wiped under us (see [`StoreHandle::current`]).
+    db_len: u64,
+    wal_len: u64,
 }
 
 impl<C: Copy> StoreHandle<C> {
@@ -35,20 +55,42 @@ impl<C: Copy> StoreHandle<C> {
             busy_timeout,
             probe,
             open: None,
+            unreadable: Unreadable::default(),
         }
     }
 
     /// The connection to the file now at the path, its identity and features. A vanished file
-    /// drops the connection; a replaced one (new inode) is reopened and probed again.
+    /// drops the connection; a replaced one (new identity) is reopened and probed again.
+    ///
+    /// A file that shrank (the db, or its `-wal`) is reopened too, and an empty db is an error
+    /// with no connection kept: a store wiped in place keeps its inode, and a connection that
+    /// goes on trusting the old `-shm` both reads rows that no longer exist and keeps the
+    /// owner from rebuilding its WAL index ("database is locked") for as long as it is open.
+    /// A `-wal` also shrinks when the owner checkpoints with TRUNCATE; reopening then costs a
+    /// few milliseconds and loses nothing.
     pub(crate) fn current(&mut self) -> Result<(&Connection, FileIdentity, C), StoreError> {
-        let identity = match FileIdentity::of(&self.path) {
-            Ok(id) => id,
+        let meta = match std::fs::metadata(&self.path) {
+            Ok(meta) => meta,
             Err(e) => {
                 self.open = None;
                 return Err(self.io_error(&e));
             }
         };
-        if !matches!(&self.open, Some((_, id, _)) if *id == identity) {
+        let identity = FileIdentity::from_metadata(&meta);
+        let db_len = meta.len();
+        let wal_len = std::fs::metadata(wal_path(&self.path)).map_or(0, |m| m.len());
+        if db_len == 0 {
+            self.open = None;
+            return Err(StoreError::Empty {
+                store: self.label,
+                path: self.path.clone(),
+            });
+        }
+        let keep = self
+            .open
+            .as_ref()
+            .is_some_and(|o| o.identity == identity && db_len >= o.db_len && wal_len >= o.wal_len);
+        if !keep {
             self.open = None;
             let conn = self.connect()?;
             let caps = match (self.probe)(&conn) {
@@ -62,10 +104,27 @@ impl<C: Copy> StoreHandle<C> {
                 }
                 Err(Err(e)) => return Err(self.sqlite_error(e)),
             };
-            self.open = Some((conn, identity, caps));
+            self.open = Some(Open {
+                conn,
+                identity,
+                caps,
+                db_len,
+                wal_len,
+            });
         }
-        let (conn, id, caps) = self.open.as_ref().expect("opened above");
-        Ok((conn, *id, *caps))
+        let open = self.open.as_mut().expect("opened above");
+        (open.db_len, open.wal_len) = (db_len, wal_len);
+        Ok((&open.conn, open.identity, open.caps))
+    }
+
+    /// The readable rows of a scan of `file`; the others are counted and logged once.
+    pub(crate) fn keep_readable(&mut self, file: FileIdentity, rows: Vec<Read>) -> Vec<Found> {
+        self.unreadable.sort_out(self.label, file, rows)
+    }
+
+    /// Rows skipped as unreadable since start-up.
+    pub(crate) fn unreadable_rows(&self) -> u64 {
+        self.unreadable.total()
     }
 
     /// Classify `e` and forget the connection, so the next call reopens (an error may have left
@@ -98,6 +157,22 @@ impl<C: Copy> StoreHandle<C> {
     }
 
     /// The single optional integer `sql` yields for `value` (a date-index seek).
+    /// `(ROWID, value)` pairs from `sql` with `?1 = after`, `?2 = upto`.
+    pub(crate) fn query_pairs(
+        &mut self,
+        sql: &str,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<i64>)>, StoreError> {
+        let (conn, _, _) = self.current()?;
+        let r = (|| {
+            let mut stmt = conn.prepare_cached(sql)?;
+            let rows = stmt.query_map([after, upto], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<Result<Vec<_>, _>>()
+        })();
+        r.map_err(|e| self.fail(e))
+    }
+
     pub(crate) fn query_rowid(&mut self, sql: &str, value: i64) -> Result<Option<i64>, StoreError> {
         let (conn, _, _) = self.current()?;
         let r = conn.query_row(sql, [value], |r| r.get::<_, Option<i64>>(0));

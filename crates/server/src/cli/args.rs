@@ -71,7 +71,8 @@ settings say. Only --demo may add --no-auth.
 Examples:
   tidings serve --demo
   tidings serve --http 127.0.0.1:3917
-  tidings serve --demo --http 127.0.0.1:3917 --no-auth   # for an outside conformance client
+  tidings serve --demo --http 127.0.0.1:3917 --no-auth --conformance-controls
+                                        # for an outside conformance suite
   tidings serve --demo --data-dir ./demo --simulate 5
   tidings serve --demo --data-dir ./demo --simulate off   # write to the stores yourself";
 
@@ -82,7 +83,7 @@ On exit (Ctrl-C, or the stream ending) it prints `resume with --cursor ...` on s
 Examples:
   tidings tail mail.received --domains example.com
   tidings tail messages.received --from +12025550143 --cursor v1.2049-1234.87
-  tidings tail mail.received --mailboxes INBOX --max-age 2h";
+  tidings tail mail.received --domains example.com --mailboxes INBOX --max-age 2h";
 
 /// `tidings serve`.
 #[derive(Debug, Args)]
@@ -108,13 +109,19 @@ pub struct ServeArgs {
 
     /// Also serve Streamable HTTP on this loopback address and port, e.g. 127.0.0.1:3917, for
     /// the whole run [default: [http] in settings.toml, live, which is off].
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = parse_loopback)]
     pub http: Option<SocketAddr>,
 
     /// With --demo and --http: no bearer token, for tools that cannot send headers. Any
     /// process on this machine can then read the demo's events.
     #[arg(long, requires_all = ["demo", "http"])]
     pub no_auth: bool,
+
+    /// With --demo: also offer the three tools an outside conformance suite drives a server
+    /// with (events_conformance_yield_error, _yield_gap, _terminate). They rebuild the demo
+    /// stores and turn types off, so they are never offered unless asked for.
+    #[arg(long, requires = "demo")]
+    pub conformance_controls: bool,
 
     /// Heartbeat period of push streams in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
@@ -123,6 +130,21 @@ pub struct ServeArgs {
     /// Period of the hub's store check while a stream is live, in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub live_check_ms: Option<u64>,
+}
+
+/// `--http`: a loopback address and port, refused before anything starts otherwise (the
+/// endpoint's own check stays, for `[http] listen` in settings).
+fn parse_loopback(text: &str) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not an address and port such as 127.0.0.1:3917"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "`{text}` is not a loopback address; the HTTP endpoint serves only this machine \
+             (127.0.0.1 or [::1])"
+        ));
+    }
+    Ok(addr)
 }
 
 /// `--simulate`: a period, or off.
@@ -171,7 +193,8 @@ pub struct TailArgs {
     #[arg(long, value_name = "CURSOR")]
     pub cursor: Option<String>,
 
-    /// With --cursor: replay at most this far back, e.g. 30s, 10m, 2h, 1d.
+    /// Replay at most this far back, e.g. 30s, 10m, 2h, 1d: with --cursor, from the cursor
+    /// but no further back; without, the events of that last stretch, then new ones.
     #[arg(long, value_name = "DURATION", value_parser = super::duration::parse)]
     pub max_age: Option<Duration>,
 
@@ -241,6 +264,16 @@ mod tests {
         assert!(parse(&["--demo", "--no-auth"]).is_err());
         assert!(parse(&["--demo", "--http", "127.0.0.1:3917", "--no-auth"]).is_ok());
         assert!(parse(&["--http", "localhost"]).is_err());
+        let err = parse(&["--demo", "--http", "0.0.0.0:3917"]).unwrap_err();
+        assert!(err.to_string().contains("not a loopback address"), "{err}");
+        assert!(parse(&["--http", "[::1]:3917"]).is_ok());
+    }
+
+    #[test]
+    fn conformance_controls_need_demo() {
+        let parse = |args: &[&str]| Cli::try_parse_from(["tidings", "serve"].iter().chain(args));
+        assert!(parse(&["--conformance-controls"]).is_err());
+        assert!(parse(&["--demo", "--conformance-controls"]).is_ok());
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub const PROTOCOL_VERSION: &str = "2026-07-28";
 pub enum ClientError {
     /// Nothing listens on the socket.
     #[error(
-        "Tidings is not running (no daemon at {}); start the Tidings app, or run `tidings serve`",
+        "Tidings is not running (no daemon at {}); {START_HINT}",
         .path.display()
     )]
     NotRunning {
@@ -47,6 +47,14 @@ pub enum ClientError {
         /// The socket path.
         path: PathBuf,
     },
+    /// The daemon answered, but not with what the request calls for.
+    #[error("the daemon's answer to {method} is not what Tidings expects: {message}")]
+    Unexpected {
+        /// The request's method.
+        method: String,
+        /// What was missing or wrong.
+        message: String,
+    },
     /// The daemon answered with a JSON-RPC error.
     #[error("{method} refused: {message} ({code}){}", data_suffix(.data))]
     Rpc {
@@ -60,6 +68,14 @@ pub enum ClientError {
         data: Option<Value>,
     },
 }
+
+/// How to start the daemon on this platform, named in [`ClientError::NotRunning`].
+#[cfg(target_os = "macos")]
+const START_HINT: &str = "open the Tidings app (`open -a Tidings`), or run `tidings serve`";
+/// How to start the daemon on this platform, named in [`ClientError::NotRunning`].
+#[cfg(not(target_os = "macos"))]
+const START_HINT: &str = "start it with `tidings serve` (real stores) or `tidings serve --demo` \
+                          (fake ones), with the same --socket if you gave one";
 
 fn data_suffix(data: &Option<Value>) -> String {
     match data {
@@ -75,7 +91,9 @@ impl ClientError {
             ClientError::NotRunning { .. } => exit_code::NOT_RUNNING,
             ClientError::PermissionDenied { .. } => exit_code::PERMISSION_DENIED,
             ClientError::Rpc { .. } => exit_code::REFUSED,
-            ClientError::Io { .. } | ClientError::Closed { .. } => exit_code::FAILURE,
+            ClientError::Io { .. }
+            | ClientError::Closed { .. }
+            | ClientError::Unexpected { .. } => exit_code::FAILURE,
         }
     }
 }

@@ -20,11 +20,17 @@ pub mod token;
 
 use std::path::{Path, PathBuf};
 
-/// `--socket` if given (made absolute), else the platform lookup (`TIDINGS_SOCKET`, then the
-/// per-OS default; see `tidings_platform::paths`).
+/// `--socket` if given, else `TIDINGS_SOCKET`, both made absolute against the working
+/// directory, else the per-OS default (see `tidings_platform::paths`). A person typing
+/// `TIDINGS_SOCKET=demo/tidings.sock tidings status` means the same as `--socket
+/// demo/tidings.sock`; only the shim, which runs wherever an MCP client starts it, insists
+/// on an absolute `TIDINGS_SOCKET`.
 pub fn resolve_socket(flag: Option<&Path>) -> Result<PathBuf, tidings_platform::PathError> {
-    match flag {
-        Some(path) => Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())),
+    let from_env = std::env::var_os(tidings_platform::paths::SOCKET_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    match flag.map(Path::to_path_buf).or(from_env) {
+        Some(path) => Ok(std::path::absolute(&path).unwrap_or(path)),
         None => tidings_platform::paths::socket_path(),
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::json;
-use tidings_core::{Limits, StorePaths};
+use tidings_core::{EventType, Limits, Settings, StorePaths};
 use tidings_server::daemon::{Daemon, DaemonConfig};
 use tidings_server::demo::{Demo, DemoHome, Layout};
 use tidings_server::http::HttpError;
@@ -51,9 +51,14 @@ async fn run_real(
     let config_dir = tidings_platform::paths::config_dir()?;
     // Lock and bind first: a second daemon must fail before it does any work.
     let listener = SocketListener::bind(&socket_path)?;
+    let settings_path = config_dir.join("settings.toml");
+    // A first run leaves a commented file to edit, with everything off.
+    if Settings::create_if_missing(&settings_path)? {
+        tracing::info!(settings = %settings_path.display(), "wrote the default settings");
+    }
     let config = DaemonConfig {
         store_paths: StorePaths::for_home(&home),
-        settings_path: config_dir.join("settings.toml"),
+        settings_path,
         engine_limits: Limits::default(),
         limits,
         demo: None,
@@ -62,6 +67,9 @@ async fn run_real(
     let daemon = Daemon::start(config)?;
     let http = spawn_http(&args, &daemon);
     eprintln!("tidings: serving on {}", listener.path().display());
+    if let Some(line) = all_off_line(&daemon.settings(), daemon.settings_path()) {
+        eprintln!("tidings: {line}");
+    }
     serve_until_signal(&listener, &daemon, stop, http, |how_to| {
         eprintln!("tidings: {how_to}");
     })
@@ -75,7 +83,7 @@ async fn run_demo(
     stop: impl Future<Output = ()>,
 ) -> anyhow::Result<u8> {
     let home = DemoHome::create(args.data_dir.as_deref())?;
-    // --socket, then TIDINGS_SOCKET (through the platform lookup), then the demo dir.
+    // --socket, then TIDINGS_SOCKET (see `resolve_socket`), then the demo dir.
     let socket_path = match &args.socket {
         Some(path) => resolve_socket(Some(path))?,
         None if std::env::var_os(tidings_platform::paths::SOCKET_ENV)
@@ -93,7 +101,8 @@ async fn run_demo(
         settings_path: home.settings_path(),
         engine_limits: Limits::default(),
         limits,
-        demo: Some(demo.control()),
+        // The conformance levers rebuild the user's demo stores: only when asked for.
+        demo: args.conformance_controls.then(|| demo.control()),
     };
     let daemon = Daemon::start(config)?;
     let http = spawn_http(&args, &daemon);
@@ -176,6 +185,20 @@ WARNING: This is for conformance tools that cannot send headers; the demo's
 WARNING: stores are fake. Never use it with real mail or messages.
 WARNING: ------------------------------------------------------------------------";
 
+/// One line when no event type is on (a first run): what is off and where to turn it on.
+fn all_off_line(settings: &Settings, path: &Path) -> Option<String> {
+    let off = EventType::ALL
+        .into_iter()
+        .all(|ty| !settings.for_type(ty).enabled);
+    off.then(|| {
+        format!(
+            "mail.received and messages.received are both off; turn them on in the menu bar \
+             or set `enabled = true` under [mail] and [messages] in {}",
+            path.display()
+        )
+    })
+}
+
 /// The endpoint's URL and how to authenticate, if it serves.
 fn http_how_to(state: &HttpState) -> Option<String> {
     let url = state.url()?;
@@ -194,6 +217,22 @@ fn shim_path() -> PathBuf {
         .and_then(|exe| exe.parent().map(|dir| dir.join("tidings-mcp")))
         .filter(|shim| shim.is_file())
         .unwrap_or_else(|| PathBuf::from("tidings-mcp"))
+}
+
+/// This `tidings` binary's absolute path, so the printed commands work from any directory.
+fn this_binary() -> PathBuf {
+    std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tidings"))
+}
+
+/// `path` as one shell word: as is when it holds only safe characters, else single-quoted.
+fn shell_word(path: &Path) -> String {
+    let text = path.display().to_string();
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:@,=%".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 /// The how-to-connect text printed at start.
@@ -215,6 +254,7 @@ fn how_to_connect(
         Some(every) => format!("a new mail and message every {} s", every.as_secs_f64()),
         None => "simulator off: write to the stores yourself".to_owned(),
     };
+    let socket_path = socket;
     let socket = socket.display();
     format!(
         "Tidings demo is serving.\n\
@@ -227,10 +267,28 @@ fn how_to_connect(
          \x20 {config}\n\
          \n\
          Watch events:\n\
-         \x20 tidings tail mail.received --socket {socket}\n\
-         \x20 tidings tail messages.received --socket {socket}\n\
+         \x20 {tidings} tail mail.received --socket {socket_arg}\n\
+         \x20 {tidings} tail messages.received --from +12025550101 --socket {socket_arg}\n\
+         \x20 {tidings} status --socket {socket_arg}\n\
          Stop with Ctrl-C.",
         home = home.root().display(),
         settings = home.settings_path().display(),
+        tidings = shell_word(&this_binary()),
+        socket_arg = shell_word(socket_path),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word(Path::new("/a/b-c_d.sock")), "/a/b-c_d.sock");
+        assert_eq!(
+            shell_word(Path::new("/Users/ana/Library/Application Support/x.sock")),
+            "'/Users/ana/Library/Application Support/x.sock'"
+        );
+        assert_eq!(shell_word(Path::new("/it's")), r"'/it'\''s'");
+    }
 }

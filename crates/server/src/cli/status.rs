@@ -51,11 +51,16 @@ fn render(status: &Value, socket: &Path) -> String {
         let allow = ty.get("allowlist").and_then(Value::as_u64).unwrap_or(0);
         // An error state already names the store; "ok" gets the path beside it.
         let state = text(ty, "state");
-        let store = if state == "ok" {
+        let mut store = if state == "ok" {
             format!("ok ({})", text(ty, "store"))
         } else {
             state
         };
+        match ty.get("unreadable_rows").and_then(Value::as_u64) {
+            Some(1) => store.push_str("; skipped 1 unreadable row"),
+            Some(n) if n > 1 => store.push_str(&format!("; skipped {n} unreadable rows")),
+            _ => {}
+        }
         let _ = writeln!(
             out,
             "  {:<18} {:<3}  store: {}  allowlist: {}",
@@ -69,11 +74,40 @@ fn render(status: &Value, socket: &Path) -> String {
             }
         );
     }
+    for ty in &types {
+        let skipped = ty.get("backfilled").and_then(Value::as_u64).unwrap_or(0);
+        if skipped > 0 {
+            let _ = writeln!(
+                out,
+                "  {:<18} skipped {} backfilled row{} (dated long before they appeared)",
+                text(ty, "name"),
+                thousands(skipped),
+                if skipped == 1 { "" } else { "s" }
+            );
+        }
+    }
     if types.is_empty() {
         let _ = writeln!(out, "  (the daemon reported no event types)");
     }
     if let Some(http) = status.get("http").and_then(Value::as_str) {
         let _ = writeln!(out, "  http endpoint: {http}");
+    }
+    // "ok", or the refused edit's line until the file is fixed.
+    if let Some(settings) = status.get("settings").and_then(Value::as_str) {
+        let _ = writeln!(out, "  settings: {settings}");
+    }
+    out
+}
+
+/// `6512` as `6,512`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
     }
     out
 }
@@ -86,10 +120,12 @@ mod tests {
     fn renders_types_and_counts() {
         let status = json!({"version": "0.1.0", "connections": 2, "streams": 3, "types": [
             {"name": "mail.received", "enabled": true, "store": "/h/Envelope Index",
-             "state": "ok", "allowlist": 4},
+             "state": "ok", "allowlist": 4, "unreadable_rows": 2},
             {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
-             "state": "Messages store not found at /h/chat.db", "allowlist": 0}
-        ], "http": "serving at http://127.0.0.1:3917/mcp"});
+             "state": "Messages store not found at /h/chat.db", "allowlist": 0,
+             "backfilled": 6512}
+        ], "http": "serving at http://127.0.0.1:3917/mcp",
+           "settings": "settings.toml line 12 is invalid; using the last good settings"});
         let text = render(&status, Path::new("/run/t.sock"));
         assert!(
             text.contains("Tidings 0.1.0 is serving on /run/t.sock"),
@@ -100,13 +136,29 @@ mod tests {
         assert!(text.contains("4 entries"), "{text}");
         assert!(text.contains("messages.received  off"), "{text}");
         assert!(text.contains("none (clients must name senders)"), "{text}");
-        assert!(text.contains("store: ok (/h/Envelope Index)"), "{text}");
+        assert!(
+            text.contains("store: ok (/h/Envelope Index); skipped 2 unreadable rows"),
+            "{text}"
+        );
         assert!(
             text.contains("http endpoint: serving at http://127.0.0.1:3917/mcp"),
             "{text}"
         );
         assert!(
             text.contains("store: Messages store not found at /h/chat.db  allowlist"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  messages.received  skipped 6,512 backfilled rows (dated long"),
+            "{text}"
+        );
+        assert!(!text.contains("mail.received      skipped"), "{text}");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert!(
+            text.contains(
+                "\n  settings: settings.toml line 12 is invalid; using the last good settings\n"
+            ),
             "{text}"
         );
     }

@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 
 use serde_json::{Map, Value, json};
+use tidings_core::Cursor;
 
 use super::args::TailArgs;
 use super::client::{Client, ClientError, response_result};
@@ -31,8 +32,14 @@ pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
     let socket = resolve_socket(args.socket.as_deref())?;
     let interrupted = super::interrupted();
     let mut client = Client::connect(&socket).await?;
+    let mut params = stream_params(&args);
+    if args.cursor.is_none() && args.max_age.is_some() {
+        // The protocol replays nothing for a fresh start, even with maxAgeMs; so start from
+        // the store's first row and let the maxAgeMs floor skip to the stretch asked for.
+        params["cursor"] = json!(start_of_store(&mut client, &params).await?);
+    }
     client
-        .send_request(STREAM_ID, "events/stream", stream_params(&args))
+        .send_request(STREAM_ID, "events/stream", params)
         .await?;
     if std::io::stderr().is_terminal() {
         eprintln!(
@@ -42,7 +49,9 @@ pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
         );
     }
 
-    let mut cursor = args.cursor.clone();
+    // Only a cursor the daemon vouched for is printed at the end: echoing the one we were
+    // given would repeat a garbage cursor as if it were good.
+    let mut cursor = None;
     let end = stream(&mut client, &args.event_type, &mut cursor, interrupted).await;
     if matches!(end, Ok(End::Interrupted)) {
         // Tell the daemon, so it frees the stream at once; it may already be gone.
@@ -88,6 +97,25 @@ fn stream_params(args: &TailArgs) -> Value {
         params["maxAgeMs"] = json!(u64::try_from(max_age.as_millis()).unwrap_or(u64::MAX));
     }
     params
+}
+
+/// A cursor before the first row of the store `params` names: a bootstrap poll gives the
+/// head cursor, whose file identity we keep with row 0.
+async fn start_of_store(client: &mut Client, params: &Value) -> Result<String, ClientError> {
+    let mut poll = params.clone();
+    poll["cursor"] = Value::Null;
+    if let Some(object) = poll.as_object_mut() {
+        object.remove("maxAgeMs");
+    }
+    let head = client.call(0, "events/poll", poll).await?;
+    let head = head["cursor"]
+        .as_str()
+        .and_then(|c| c.parse::<Cursor>().ok())
+        .ok_or_else(|| ClientError::Unexpected {
+            method: "events/poll".into(),
+            message: "a bootstrap poll gave no cursor".into(),
+        })?;
+    Ok(Cursor { rowid: 0, ..head }.to_string())
 }
 
 /// Reads frames until the stream ends or a signal arrives, keeping `cursor` at the last

@@ -15,14 +15,26 @@ use super::args::{RotateArgs, TokenCommand};
 use super::client::{Client, ClientError};
 use super::{exit_code, resolve_socket};
 
+/// What to do when the keychain cannot be used, said before what the keychain said.
+#[cfg(target_os = "macos")]
+const NO_KEYCHAIN: &str = "the HTTP token lives in your login keychain, which Tidings could not \
+    use; unlock it (Keychain Access > File > Unlock) and try again";
+/// What to do when the keychain cannot be used, said before what the keychain said.
+#[cfg(not(target_os = "macos"))]
+const NO_KEYCHAIN: &str = "the HTTP token lives in the Secret Service, which Tidings could not \
+    use; run one (gnome-keyring or KeePassXC) in your D-Bus session and unlock it, or try the \
+    endpoint on fake stores without a token: `tidings serve --demo --http 127.0.0.1:3917 \
+    --no-auth`";
+
 /// Runs `tidings token …`; returns the exit code.
 pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
-    let keychain = Arc::new(KeyringKeychain::system(SERVICE)?);
+    let keychain = Arc::new(KeyringKeychain::system(SERVICE).context(NO_KEYCHAIN)?);
     match command {
         TokenCommand::Show => {
             let stored = tokio::task::spawn_blocking(move || token::load(keychain.as_ref()))
                 .await
-                .context("the keychain task failed")??;
+                .context("the keychain task failed")?
+                .context(NO_KEYCHAIN)?;
             match stored {
                 Some(token) => {
                     println!("{}", token.expose());
@@ -44,7 +56,8 @@ pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
 async fn rotate(keychain: Arc<KeyringKeychain>, args: RotateArgs) -> anyhow::Result<u8> {
     tokio::task::spawn_blocking(move || token::rotate(keychain.as_ref()))
         .await
-        .context("the keychain task failed")??;
+        .context("the keychain task failed")?
+        .context(NO_KEYCHAIN)?;
     eprintln!("tidings: stored a new HTTP token in the keychain (`tidings token show` prints it)");
     let socket = resolve_socket(args.socket.as_deref())?;
     let mut client = match Client::connect(&socket).await {

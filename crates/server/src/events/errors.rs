@@ -2,6 +2,8 @@
 //! decision 2), and the `{code, message, data}` object that `error` and `terminated`
 //! notifications carry.
 
+use std::path::Path;
+
 use rmcp::ErrorData;
 use rmcp::model::{ErrorCode, RequestId};
 use serde_json::{Value, json};
@@ -17,13 +19,15 @@ pub const RESOURCE_EXHAUSTED: ErrorCode = ErrorCode(-32025);
 pub const UNSUPPORTED: ErrorCode = ErrorCode(-32026);
 
 /// A core request error as the wire error: InvalidParams names the field, NotFound says
-/// `kind: "event"`, a store failure carries `data.reason`.
-pub fn request_error(e: RequestError) -> ErrorData {
+/// `kind: "event"` (and `reason: "disabled"` with how to turn it on when the type is only
+/// off; `settings_file` is where), a store failure carries `data.reason`.
+pub fn request_error(e: RequestError, settings_file: &Path) -> ErrorData {
     match e {
         RequestError::InvalidParams { field, message } => {
             ErrorData::invalid_params(message, Some(json!({ "field": field })))
         }
         RequestError::NotFound { name } => not_found_event(&name),
+        RequestError::Disabled { event_type } => type_disabled(event_type, settings_file),
         RequestError::Store(e) => store_error(&e),
         other => ErrorData::internal_error(other.to_string(), None),
     }
@@ -45,6 +49,31 @@ pub fn not_found_event(name: &str) -> ErrorData {
         format!("unknown event type `{name}`"),
         Some(json!({ "kind": "event" })),
     )
+}
+
+/// NotFound for a type that exists but is turned off: the type is not in `events/list`, so
+/// NotFound stays the code, but the message says what is true and how to change it. The
+/// settings path is shown home-relative (`~/…`): the full path names the user's account.
+pub fn type_disabled(ty: EventType, settings_file: &Path) -> ErrorData {
+    ErrorData::new(
+        NOT_FOUND,
+        format!(
+            "`{ty}` is turned off in Tidings; turn it on in the menu bar or set `[{}] enabled = \
+             true` in {}",
+            ty.settings_section(),
+            home_relative(settings_file)
+        ),
+        Some(json!({ "kind": "event", "reason": "disabled" })),
+    )
+}
+
+/// `path` with the home directory written as `~`, when it is under it.
+fn home_relative(path: &Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", rest.display()),
+        _ => path.display().to_string(),
+    }
 }
 
 /// The `terminated` error when the user turns a type off.
@@ -183,16 +212,37 @@ mod tests {
 
     #[test]
     fn invalid_params_names_the_field() {
-        let e = request_error(RequestError::invalid("cursor", "bad cursor"));
+        let e = request_error(
+            RequestError::invalid("cursor", "bad cursor"),
+            Path::new("s"),
+        );
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(e.data, Some(json!({"field": "cursor"})));
     }
 
     #[test]
     fn not_found_is_32023_kind_event_never_32002() {
-        let e = request_error(RequestError::NotFound { name: "x".into() });
+        let e = request_error(RequestError::NotFound { name: "x".into() }, Path::new("s"));
         assert_eq!(e.code.0, -32023);
         assert_eq!(e.data, Some(json!({"kind": "event"})));
+    }
+
+    #[test]
+    fn a_turned_off_type_says_so_and_how_to_turn_it_on() {
+        let e = request_error(
+            RequestError::Disabled {
+                event_type: EventType::MessagesReceived,
+            },
+            Path::new("/etc/tidings/settings.toml"),
+        );
+        assert_eq!(e.code.0, -32023);
+        assert_eq!(e.data, Some(json!({"kind": "event", "reason": "disabled"})));
+        assert_eq!(
+            e.message,
+            "`messages.received` is turned off in Tidings; turn it on in the menu bar or set \
+             `[messages] enabled = true` in /etc/tidings/settings.toml"
+        );
+        assert!(!e.message.contains("unknown"));
     }
 
     #[test]

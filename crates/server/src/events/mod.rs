@@ -77,7 +77,7 @@ impl EventsHandler {
         };
         match enabled_type(name, &self.daemon.settings_arc()) {
             Ok(ty) => webhook_unsupported(ty),
-            Err(e) => request_error(e),
+            Err(e) => request_error(e, self.daemon.settings_path()),
         }
     }
 }

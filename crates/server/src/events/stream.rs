@@ -43,11 +43,12 @@ pub async fn stream(
 ) -> Result<CustomResult, ErrorData> {
     // Everything that can refuse the subscription runs before the first notification, so a
     // refusal is a plain JSON-RPC error and no stream opens.
-    let params = SubscriptionParams::parse(&params).map_err(request_error)?;
+    let params =
+        SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
     let mut settings_rx = daemon.settings_receiver();
     let settings = settings_rx.borrow_and_update().clone();
-    let sub =
-        Subscription::new(&params.name, &params.arguments, &settings).map_err(request_error)?;
+    let sub = Subscription::new(&params.name, &params.arguments, &settings)
+        .map_err(|e| request_error(e, daemon.settings_path()))?;
     let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type);
@@ -63,6 +64,7 @@ pub async fn stream(
         requested: (params.cursor, params.max_age_ms),
         last_error: None,
         generation: 0,
+        settings_file: daemon.settings_path().to_owned(),
     };
     let (cursor, truncated, failure) = match s.start().await? {
         Ok(start) => {
@@ -70,7 +72,7 @@ pub async fn stream(
             (Some(start.cursor), start.truncated, None)
         }
         Err(RequestError::Store(e)) => (params.cursor, false, Some(e)),
-        Err(refused) => return Err(request_error(refused)),
+        Err(refused) => return Err(request_error(refused, daemon.settings_path())),
     };
     tracing::debug!(event_type = %s.sub.event_type, resolved = failure.is_none(), "stream opened");
     if !s
@@ -161,6 +163,8 @@ struct Stream {
     last_error: Option<(&'static str, String)>,
     /// The hub's generation of the store when this drain began, for the latency trace.
     generation: u64,
+    /// `settings.toml`, named in refusals that tell the user what to change.
+    settings_file: std::path::PathBuf,
 }
 
 impl Stream {
@@ -234,7 +238,7 @@ impl Stream {
                 }
             }
             Err(refused) => {
-                let error = error_object(&request_error(refused));
+                let error = error_object(&request_error(refused, &self.settings_file));
                 tracing::debug!(event_type = %self.sub.event_type, "stream terminated at start");
                 self.send("notifications/events/terminated", json!({"error": error}))
                     .await;
@@ -326,7 +330,9 @@ impl Stream {
                 self.sub = sub;
                 Ok(())
             }
-            Err(RequestError::NotFound { .. }) => Err(type_turned_off(ty)),
+            Err(RequestError::NotFound { .. } | RequestError::Disabled { .. }) => {
+                Err(type_turned_off(ty))
+            }
             Err(_) => Err(allowlist_removed(ty)),
         }
     }

@@ -36,19 +36,32 @@ impl Daemon {
         daemon
     }
 
-    /// Spawns without waiting for readiness (for tests that expect it to fail).
-    pub fn spawn_in(tmp: Arc<TempDir>) -> Daemon {
-        Daemon::spawn_with(tmp, &["--heartbeat-ms", &HEARTBEAT_MS.to_string()])
+    /// A fresh daemon with `extra` flags after `serve --demo --simulate off`, ready.
+    pub fn start_with(extra: &[&str]) -> Daemon {
+        let daemon = Daemon::spawn_with(Arc::new(tempfile::tempdir().unwrap()), extra);
+        daemon.wait_ready();
+        daemon
     }
 
-    /// Spawns with `args` after the demo's own (e.g. a heartbeat of its own), without waiting.
-    pub fn spawn_with(tmp: Arc<TempDir>, args: &[&str]) -> Daemon {
+    /// Spawns without waiting for readiness (for tests that expect it to fail).
+    pub fn spawn_in(tmp: Arc<TempDir>) -> Daemon {
+        Daemon::spawn_with(tmp, &[])
+    }
+
+    fn spawn_with(tmp: Arc<TempDir>, extra: &[&str]) -> Daemon {
         let dir = tmp.path().join("demo");
+        // The tests' short heartbeat, unless `extra` sets one of its own.
+        let heartbeat = if extra.contains(&"--heartbeat-ms") {
+            vec![]
+        } else {
+            vec!["--heartbeat-ms".to_owned(), HEARTBEAT_MS.to_string()]
+        };
         let mut child = Command::new(tidings_bin())
             .args(["serve", "--demo", "--simulate", "off"])
+            .args(extra)
             .arg("--data-dir")
             .arg(&dir)
-            .args(args)
+            .args(heartbeat)
             .env_remove("TIDINGS_SOCKET")
             .env("TIDINGS_LOG", "debug")
             .stdin(Stdio::null())

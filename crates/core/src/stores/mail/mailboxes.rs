@@ -41,7 +41,8 @@ impl MailboxLookup {
             .query_map([], |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    // Lossy: one mailbox URL that is not UTF-8 must not stop every scan.
+                    crate::stores::read::text(r, 1)?.unwrap_or_default(),
                 ))
             })?
             .collect::<Result<Vec<_>, _>>()?;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::{Scan, Source, Stamp, StoreHandle, Window};
+use super::{Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::error::StoreError;
 use crate::filter::{MailFilter, MailboxRef};
 
@@ -64,6 +64,10 @@ impl Source for MailStore {
         self.handle.stamp("messages")
     }
 
+    fn unreadable_rows(&self) -> u64 {
+        self.handle.unreadable_rows()
+    }
+
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError> {
         // `messages_date_received_index` serves this as a range scan.
         self.handle.query_rowid(
@@ -79,11 +83,26 @@ impl Source for MailStore {
             // lookup compares (ROWID, url) pairs, so a rebuilt index is reparsed too.
             let tx = conn.unchecked_transaction()?;
             self.lookup.refresh(&tx, &self.accounts_map)?;
-            let found = scan::rows(&tx, caps, &self.lookup, filter, window)?;
+            let lookup = &self.lookup;
+            let rows = read::fill(window, |w| scan::rows(&tx, caps, lookup, filter, w))?;
             tx.finish()?;
-            Ok(found)
+            Ok(rows)
         })();
-        let found = result.map_err(|e| self.handle.fail(e))?;
+        let rows = result.map_err(|e| self.handle.fail(e))?;
+        let found = self.handle.keep_readable(identity, rows);
         Ok(Scan { identity, found })
+    }
+
+    fn dates(
+        &mut self,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError> {
+        let sql = super::dates_sql("messages", "date_received");
+        let rows = self.handle.query_pairs(&sql, after, upto)?;
+        Ok(rows
+            .into_iter()
+            .map(|(r, d)| (r, crate::dates::from_unix_secs(d)))
+            .collect())
     }
 }

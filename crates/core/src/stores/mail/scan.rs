@@ -5,9 +5,15 @@ use rusqlite::{Connection, params_from_iter};
 use serde_json::{Value, json};
 
 use super::mailboxes::MailboxLookup;
-use super::schema::MailCaps;
+use super::schema::{
+    ADDRESSES_ADDRESS, ADDRESSES_COMMENT, GLOBAL_MESSAGE_ID_HEADER, MESSAGES_DATE_RECEIVED,
+    MESSAGES_DATE_SENT, MESSAGES_FLAGGED, MESSAGES_GLOBAL_ID, MESSAGES_MAILBOX, MESSAGES_READ,
+    MESSAGES_SENDER, MESSAGES_SUBJECT, MESSAGES_SUBJECT_PREFIX, MailCaps, SUBJECTS_SUBJECT,
+};
 use crate::dates::{from_unix_secs, iso8601};
 use crate::filter::MailFilter;
+use crate::stores::columns::Col;
+use crate::stores::read::{self, Read};
 use crate::stores::sql::{in_list, sender_predicate};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
@@ -15,14 +21,14 @@ use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 /// At most this many To and this many Cc recipients go into a payload.
 pub(crate) const MAX_RECIPIENTS: usize = 50;
 
-/// The matching rows of `window`, in ROWID order.
+/// The matching rows of `window`, in ROWID order, each read or marked unreadable.
 pub(crate) fn rows(
     conn: &Connection,
     caps: MailCaps,
     lookup: &MailboxLookup,
     filter: &MailFilter,
     window: Window,
-) -> rusqlite::Result<Vec<Found>> {
+) -> rusqlite::Result<Vec<Read>> {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
         SqlValue::Integer(window.upto),
@@ -70,51 +76,98 @@ pub(crate) fn rows(
         ));
     }
     params.push(SqlValue::Integer(window.limit as i64));
-    let (mid_col, mid_join) = if caps.message_id_header {
-        (
-            "g.message_id_header",
-            "LEFT JOIN message_global_data g ON g.ROWID = m.global_message_id",
+    let mid_join = if caps.message_id_header {
+        format!(
+            "LEFT JOIN {} g ON g.ROWID = m.{}",
+            GLOBAL_MESSAGE_ID_HEADER.table, MESSAGES_GLOBAL_ID.name
         )
     } else {
-        ("NULL", "")
+        String::new()
     };
     let sql = format!(
-        "SELECT m.ROWID, m.global_message_id, m.subject_prefix, s.subject, m.date_sent, \
-         m.date_received, m.mailbox, m.read, m.flagged, {mid_col}, a.address, a.comment \
-         FROM messages m \
-         LEFT JOIN subjects s ON s.ROWID = m.subject \
-         LEFT JOIN addresses a ON a.ROWID = m.sender \
+        "SELECT {} FROM messages m \
+         LEFT JOIN subjects s ON s.ROWID = m.{subject} \
+         LEFT JOIN addresses a ON a.ROWID = m.{sender} \
          {mid_join} \
          WHERE {} ORDER BY m.ROWID LIMIT ?",
-        conditions.join(" AND ")
+        select_list(caps),
+        conditions.join(" AND "),
+        subject = MESSAGES_SUBJECT.name,
+        sender = MESSAGES_SENDER.name,
     );
     let mut stmt = conn.prepare(&sql)?;
-    let raw = stmt
-        .query_map(params_from_iter(params), |r| {
-            Ok(RawMail {
-                rowid: r.get(0)?,
-                global_id: r.get(1)?,
-                subject_prefix: r.get(2)?,
-                subject: r.get(3)?,
-                date_sent: r.get(4)?,
-                date_received: r.get(5)?,
-                mailbox: r.get(6)?,
-                read: r.get::<_, Option<i64>>(7)?.unwrap_or(0) != 0,
-                flagged: r.get::<_, Option<i64>>(8)?.unwrap_or(0) != 0,
-                message_id: r.get(9)?,
-                address: r.get(10)?,
-                name: r.get(11)?,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut raw = Vec::new();
+    while let Some(r) = rows.next()? {
+        // Every value is read leniently (see `stores::read`): a stranger's row must not stop
+        // delivery.
+        raw.push(RawMail {
+            rowid: r.get(at::ROWID)?,
+            global_id: read::int(r, at::GLOBAL_ID)?,
+            subject_prefix: read::text(r, at::SUBJECT_PREFIX)?,
+            subject: read::text(r, at::SUBJECT)?,
+            date_sent: read::int(r, at::DATE_SENT)?,
+            date_received: read::int(r, at::DATE_RECEIVED)?,
+            mailbox: read::int(r, at::MAILBOX)?,
+            read: read::int(r, at::READ)?.unwrap_or(0) != 0,
+            flagged: read::int(r, at::FLAGGED)?.unwrap_or(0) != 0,
+            message_id: read::text(r, at::MESSAGE_ID)?,
+            address: read::text(r, at::ADDRESS)?,
+            name: read::text(r, at::NAME)?,
+        });
+    }
+    drop(rows);
     raw.into_iter()
-        .map(|m| envelope(conn, caps, lookup, &wanted_mailboxes, m))
+        .map(|m| {
+            let rowid = m.rowid;
+            Read::of(rowid, envelope(conn, caps, lookup, &wanted_mailboxes, m))
+        })
         .collect()
+}
+
+/// The scan's result columns, by position: `select_list` puts each expression at its ordinal.
+mod at {
+    pub(super) const ROWID: usize = 0;
+    pub(super) const GLOBAL_ID: usize = 1;
+    pub(super) const SUBJECT_PREFIX: usize = 2;
+    pub(super) const SUBJECT: usize = 3;
+    pub(super) const DATE_SENT: usize = 4;
+    pub(super) const DATE_RECEIVED: usize = 5;
+    pub(super) const MAILBOX: usize = 6;
+    pub(super) const READ: usize = 7;
+    pub(super) const FLAGGED: usize = 8;
+    pub(super) const MESSAGE_ID: usize = 9;
+    pub(super) const ADDRESS: usize = 10;
+    pub(super) const NAME: usize = 11;
+    pub(super) const COUNT: usize = 12;
+}
+
+/// The SELECT list, written from the schema's column constants (the probe requires each).
+fn select_list(caps: MailCaps) -> String {
+    let mut cols: [String; at::COUNT] = Default::default();
+    let m = |c: Col| format!("m.{}", c.name);
+    cols[at::ROWID] = "m.ROWID".into();
+    cols[at::GLOBAL_ID] = m(MESSAGES_GLOBAL_ID);
+    cols[at::SUBJECT_PREFIX] = m(MESSAGES_SUBJECT_PREFIX);
+    cols[at::SUBJECT] = format!("s.{}", SUBJECTS_SUBJECT.name);
+    cols[at::DATE_SENT] = m(MESSAGES_DATE_SENT);
+    cols[at::DATE_RECEIVED] = m(MESSAGES_DATE_RECEIVED);
+    cols[at::MAILBOX] = m(MESSAGES_MAILBOX);
+    cols[at::READ] = m(MESSAGES_READ);
+    cols[at::FLAGGED] = m(MESSAGES_FLAGGED);
+    cols[at::MESSAGE_ID] = if caps.message_id_header {
+        format!("g.{}", GLOBAL_MESSAGE_ID_HEADER.name)
+    } else {
+        "NULL".into()
+    };
+    cols[at::ADDRESS] = format!("a.{}", ADDRESSES_ADDRESS.name);
+    cols[at::NAME] = format!("a.{}", ADDRESSES_COMMENT.name);
+    cols.join(", ")
 }
 
 struct RawMail {
     rowid: i64,
-    global_id: i64,
+    global_id: Option<i64>,
     subject_prefix: Option<String>,
     subject: Option<String>,
     date_sent: Option<i64>,
@@ -152,13 +205,16 @@ fn envelope(
     )?;
     let mut rows = stmt.query([m.rowid])?;
     while let Some(r) = rows.next()? {
-        let list = match r.get::<_, Option<i64>>(0)? {
+        let list = match read::int(r, 0)? {
             Some(0) => &mut to,
             Some(1) => &mut cc,
             _ => continue, // Bcc (presumably 2) is not part of what the sender showed.
         };
         if list.len() < MAX_RECIPIENTS {
-            list.push(person(r.get(1)?, r.get(2)?));
+            list.push(person(
+                read::text(r, 1)?,
+                read::text(r, at::SUBJECT_PREFIX)?,
+            ));
         }
     }
     let attachment_count: i64 = if caps.attachments {
@@ -179,9 +235,12 @@ fn envelope(
         .map(|s| sanitize(&s, MAX_NAME_CHARS * 2))
         .filter(|s| !s.is_empty());
     let date = from_unix_secs(m.date_received);
-    let event_id = message_id
-        .clone()
-        .unwrap_or_else(|| format!("gmid-{}", m.global_id));
+    let event_id = match (&message_id, m.global_id) {
+        (Some(id), _) => id.clone(),
+        (None, Some(global)) => format!("gmid-{global}"),
+        // No global id (never seen in a real index): the ROWID is still unique in this file.
+        (None, None) => format!("rowid-{}", m.rowid),
+    };
     let data = json!({
         "messageId": message_id,
         "from": person(m.address, m.name),
@@ -222,8 +281,9 @@ fn primary_mailbox(
         "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND +c.deleted = 0"
     };
     let mut stmt = conn.prepare_cached(sql)?;
-    for id in stmt.query_map([m.global_id], |r| r.get::<_, i64>(0))? {
-        candidates.push(id?);
+    let mut rows = stmt.query([m.global_id])?;
+    while let Some(r) = rows.next()? {
+        candidates.extend(read::int(r, 0)?);
     }
     if let Some(id) = candidates.iter().find(|id| wanted.contains(id)) {
         return Ok(Some(*id));

@@ -1,32 +1,58 @@
 //! What this Envelope Index has: probed once per opened file, since columns come and go
-//! across macOS releases (`message_id_header` arrived late in V10; `labels` is Gmail's).
+//! across macOS releases (`message_id_header` arrived late in V10; `labels` is Gmail's). The
+//! columns the queries read are named here once, and the probe requires each.
 
 use rusqlite::Connection;
 
+use crate::stores::columns::{Col, optional_table, require};
 use crate::stores::sql::columns;
 
-/// The Envelope Index tables and columns a reader relies on.
-pub(crate) const REQUIRED: &[(&str, &[&str])] = &[
-    (
-        "messages",
-        &[
-            "ROWID",
-            "global_message_id",
-            "sender",
-            "subject_prefix",
-            "subject",
-            "date_sent",
-            "date_received",
-            "mailbox",
-            "read",
-            "flagged",
-            "deleted",
-        ],
-    ),
-    ("addresses", &["ROWID", "address", "comment"]),
-    ("subjects", &["ROWID", "subject"]),
-    ("mailboxes", &["ROWID", "url"]),
-    ("recipients", &["message", "address", "type", "position"]),
+pub(crate) const MESSAGES_GLOBAL_ID: Col = Col::new("messages", "global_message_id");
+pub(crate) const MESSAGES_SENDER: Col = Col::new("messages", "sender");
+pub(crate) const MESSAGES_SUBJECT_PREFIX: Col = Col::new("messages", "subject_prefix");
+pub(crate) const MESSAGES_SUBJECT: Col = Col::new("messages", "subject");
+pub(crate) const MESSAGES_DATE_SENT: Col = Col::new("messages", "date_sent");
+pub(crate) const MESSAGES_DATE_RECEIVED: Col = Col::new("messages", "date_received");
+pub(crate) const MESSAGES_MAILBOX: Col = Col::new("messages", "mailbox");
+pub(crate) const MESSAGES_READ: Col = Col::new("messages", "read");
+pub(crate) const MESSAGES_FLAGGED: Col = Col::new("messages", "flagged");
+pub(crate) const MESSAGES_DELETED: Col = Col::new("messages", "deleted");
+pub(crate) const ADDRESSES_ADDRESS: Col = Col::new("addresses", "address");
+pub(crate) const ADDRESSES_COMMENT: Col = Col::new("addresses", "comment");
+pub(crate) const SUBJECTS_SUBJECT: Col = Col::new("subjects", "subject");
+pub(crate) const MAILBOXES_URL: Col = Col::new("mailboxes", "url");
+pub(crate) const RECIPIENTS_MESSAGE: Col = Col::new("recipients", "message");
+pub(crate) const RECIPIENTS_ADDRESS: Col = Col::new("recipients", "address");
+pub(crate) const RECIPIENTS_TYPE: Col = Col::new("recipients", "type");
+pub(crate) const RECIPIENTS_POSITION: Col = Col::new("recipients", "position");
+pub(crate) const GLOBAL_MESSAGE_ID_HEADER: Col =
+    Col::new("message_global_data", "message_id_header");
+const LABELS: &[Col] = &[
+    Col::new("labels", "message_id"),
+    Col::new("labels", "mailbox_id"),
+];
+const ATTACHMENTS: &[Col] = &[Col::new("attachments", "message")];
+
+/// Every column the queries read in every supported Envelope Index, by table.
+pub(crate) const REQUIRED: &[Col] = &[
+    MESSAGES_GLOBAL_ID,
+    MESSAGES_SENDER,
+    MESSAGES_SUBJECT_PREFIX,
+    MESSAGES_SUBJECT,
+    MESSAGES_DATE_SENT,
+    MESSAGES_DATE_RECEIVED,
+    MESSAGES_MAILBOX,
+    MESSAGES_READ,
+    MESSAGES_FLAGGED,
+    MESSAGES_DELETED,
+    ADDRESSES_ADDRESS,
+    ADDRESSES_COMMENT,
+    SUBJECTS_SUBJECT,
+    MAILBOXES_URL,
+    RECIPIENTS_MESSAGE,
+    RECIPIENTS_ADDRESS,
+    RECIPIENTS_TYPE,
+    RECIPIENTS_POSITION,
 ];
 
 /// Optional features, each switching on part of a query.
@@ -43,21 +69,11 @@ pub(crate) struct MailCaps {
 /// Check the required schema and probe the optional parts. `Err(Ok(detail))` is a schema we
 /// cannot read; `Err(Err(e))` a SQLite failure.
 pub(crate) fn probe(conn: &Connection) -> Result<MailCaps, Result<String, rusqlite::Error>> {
-    for (table, cols) in REQUIRED {
-        let have = columns(conn, table).map_err(Err)?;
-        if have.is_empty() {
-            return Err(Ok(format!("no `{table}` table")));
-        }
-        for col in *cols {
-            if *col != "ROWID" && !have.iter().any(|h| h.eq_ignore_ascii_case(col)) {
-                return Err(Ok(format!("no `{table}.{col}` column")));
-            }
-        }
-    }
-    let global = columns(conn, "message_global_data").map_err(Err)?;
+    require(conn, REQUIRED)?;
+    let global = columns(conn, GLOBAL_MESSAGE_ID_HEADER.table).map_err(Err)?;
     Ok(MailCaps {
-        message_id_header: global.iter().any(|c| c == "message_id_header"),
-        labels: !columns(conn, "labels").map_err(Err)?.is_empty(),
-        attachments: !columns(conn, "attachments").map_err(Err)?.is_empty(),
+        message_id_header: global.iter().any(|c| c == GLOBAL_MESSAGE_ID_HEADER.name),
+        labels: optional_table(conn, "labels", LABELS)?,
+        attachments: optional_table(conn, "attachments", ATTACHMENTS)?,
     })
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::{Scan, Source, Stamp, StoreHandle, Window};
+use super::{Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::dates::to_apple_nanos;
 use crate::error::StoreError;
 use crate::filter::MessagesFilter;
@@ -41,6 +41,10 @@ impl Source for MessagesStore {
         self.handle.stamp("message")
     }
 
+    fn unreadable_rows(&self) -> u64 {
+        self.handle.unreadable_rows()
+    }
+
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError> {
         // `message_idx_date` serves this as a range scan.
         self.handle.query_rowid(
@@ -53,11 +57,25 @@ impl Source for MessagesStore {
         let (conn, identity, caps) = self.handle.current()?;
         let result = (|| {
             let tx = conn.unchecked_transaction()?;
-            let found = scan::rows(&tx, caps, filter, window)?;
+            let rows = read::fill(window, |w| scan::rows(&tx, caps, filter, w))?;
             tx.finish()?;
-            Ok(found)
+            Ok(rows)
         })();
-        let found = result.map_err(|e| self.handle.fail(e))?;
+        let rows = result.map_err(|e| self.handle.fail(e))?;
+        let found = self.handle.keep_readable(identity, rows);
         Ok(Scan { identity, found })
+    }
+
+    fn dates(
+        &mut self,
+        after: i64,
+        upto: i64,
+    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError> {
+        let sql = super::dates_sql("message", "date");
+        let rows = self.handle.query_pairs(&sql, after, upto)?;
+        Ok(rows
+            .into_iter()
+            .map(|(r, d)| (r, crate::dates::from_apple(d)))
+            .collect())
     }
 }

@@ -1,12 +1,16 @@
 //! The chat.db scan: the skip rules and the filter pushed into SQL, rows turned into envelopes.
 
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, Row, params_from_iter};
 use serde_json::json;
 
-use super::schema::MessagesCaps;
+use super::schema::{
+    CHAT_DISPLAY_NAME, CHAT_IDENTIFIER, CHAT_SERVICE_NAME, CHAT_STYLE, HANDLE_ID, JOIN_CHAT_ID,
+    JOIN_MESSAGE_ID, MESSAGE_DATE, MESSAGE_GUID, MESSAGE_HANDLE_ID, MESSAGE_SERVICE, MessagesCaps,
+};
 use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
+use crate::stores::read::{self, Read};
 use crate::stores::sql::sender_predicate;
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, sanitize};
@@ -14,13 +18,13 @@ use crate::text::{MAX_NAME_CHARS, sanitize};
 /// `chat.style` of a group chat (45 is one-to-one).
 const GROUP_STYLE: i64 = 43;
 
-/// The matching rows of `window`, in ROWID order.
+/// The matching rows of `window`, in ROWID order, each read or marked unreadable.
 pub(crate) fn rows(
     conn: &Connection,
     caps: MessagesCaps,
     filter: &MessagesFilter,
     window: Window,
-) -> rusqlite::Result<Vec<Found>> {
+) -> rusqlite::Result<Vec<Read>> {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
         SqlValue::Integer(window.upto),
@@ -71,60 +75,106 @@ pub(crate) fn rows(
         );
     }
     params.push(SqlValue::Integer(window.limit as i64));
-    let thread = if caps.thread {
-        "m.thread_originator_guid"
-    } else {
-        "NULL"
-    };
-    let attachments = if caps.attachments {
-        "(SELECT count(*) FROM message_attachment_join x WHERE x.message_id = m.ROWID)"
-    } else {
-        "0"
-    };
     let sql = format!(
-        "SELECT m.ROWID, m.guid, m.date, coalesce(m.service, c.service_name), h.id, {attachments}, \
-         {thread}, c.chat_identifier, c.display_name, c.style \
-         FROM message m \
-         LEFT JOIN handle h ON h.ROWID = m.handle_id \
-         LEFT JOIN chat c ON c.ROWID = (SELECT chat_id FROM chat_message_join WHERE message_id = m.ROWID LIMIT 1) \
+        "SELECT {} FROM message m \
+         LEFT JOIN handle h ON h.ROWID = m.{handle_id} \
+         LEFT JOIN chat c ON c.ROWID = \
+         (SELECT {chat_id} FROM chat_message_join WHERE {message_id} = m.ROWID LIMIT 1) \
          WHERE {} ORDER BY m.ROWID LIMIT ?",
-        conditions.join(" AND ")
+        select_list(caps),
+        conditions.join(" AND "),
+        handle_id = MESSAGE_HANDLE_ID.name,
+        chat_id = JOIN_CHAT_ID.name,
+        message_id = JOIN_MESSAGE_ID.name,
     );
     let mut stmt = conn.prepare(&sql)?;
-    let found = stmt
-        .query_map(params_from_iter(params), |r| {
-            let rowid: i64 = r.get(0)?;
-            let guid: String = r.get::<_, Option<String>>(1)?.unwrap_or_default();
-            let date = from_apple(r.get(2)?);
-            let clean = |v: Option<String>| {
-                v.map(|s| sanitize(&s, MAX_NAME_CHARS))
-                    .filter(|s| !s.is_empty())
-            };
-            let data = json!({
-                "guid": sanitize(&guid, MAX_NAME_CHARS),
-                "from": {"handle": clean(r.get(4)?), "service": clean(r.get(3)?)},
-                "chat": {
-                    "identifier": clean(r.get(7)?),
-                    "name": clean(r.get(8)?),
-                    "isGroup": r.get::<_, Option<i64>>(9)? == Some(GROUP_STYLE),
-                },
-                "date": date.map(iso8601),
-                "attachmentCount": r.get::<_, i64>(5)?,
-                "isReply": r.get::<_, Option<String>>(6)?.is_some_and(|g| !g.is_empty()),
-            });
-            // The guid is the stable id; a row without one (never seen) still gets a unique id.
-            let event_id = if guid.is_empty() {
-                format!("rowid-{rowid}")
-            } else {
-                sanitize(&guid, MAX_NAME_CHARS)
-            };
-            Ok(Found {
-                rowid,
-                event_id,
-                date,
-                data,
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(found)
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let rowid: i64 = r.get(at::ROWID)?;
+        out.push(Read::of(rowid, envelope(r, rowid))?);
+    }
+    Ok(out)
+}
+
+/// The scan's result columns, by position: `select_list` puts each expression at its ordinal.
+mod at {
+    pub(super) const ROWID: usize = 0;
+    pub(super) const GUID: usize = 1;
+    pub(super) const DATE: usize = 2;
+    pub(super) const SERVICE: usize = 3;
+    pub(super) const HANDLE: usize = 4;
+    pub(super) const ATTACHMENTS: usize = 5;
+    pub(super) const THREAD: usize = 6;
+    pub(super) const CHAT_IDENTIFIER: usize = 7;
+    pub(super) const CHAT_NAME: usize = 8;
+    pub(super) const CHAT_STYLE: usize = 9;
+    pub(super) const COUNT: usize = 10;
+}
+
+/// The SELECT list, written from the schema's column constants (the probe requires each).
+fn select_list(caps: MessagesCaps) -> String {
+    let mut cols: [String; at::COUNT] = Default::default();
+    cols[at::ROWID] = "m.ROWID".into();
+    cols[at::GUID] = format!("m.{}", MESSAGE_GUID.name);
+    cols[at::DATE] = format!("m.{}", MESSAGE_DATE.name);
+    cols[at::SERVICE] = format!(
+        "coalesce(m.{}, c.{})",
+        MESSAGE_SERVICE.name, CHAT_SERVICE_NAME.name
+    );
+    cols[at::HANDLE] = format!("h.{}", HANDLE_ID.name);
+    cols[at::ATTACHMENTS] = if caps.attachments {
+        "(SELECT count(*) FROM message_attachment_join x WHERE x.message_id = m.ROWID)".into()
+    } else {
+        "0".into()
+    };
+    cols[at::THREAD] = if caps.thread {
+        "m.thread_originator_guid".into()
+    } else {
+        "NULL".into()
+    };
+    cols[at::CHAT_IDENTIFIER] = format!("c.{}", CHAT_IDENTIFIER.name);
+    cols[at::CHAT_NAME] = format!("c.{}", CHAT_DISPLAY_NAME.name);
+    cols[at::CHAT_STYLE] = format!("c.{}", CHAT_STYLE.name);
+    cols.join(", ")
+}
+
+/// One row as a [`Found`]. Every value is read leniently (see [`crate::stores::read`]): a row
+/// written by a stranger must not stop delivery.
+fn envelope(r: &Row<'_>, rowid: i64) -> rusqlite::Result<Found> {
+    let guid = sanitize(
+        &read::text(r, at::GUID)?.unwrap_or_default(),
+        MAX_NAME_CHARS,
+    );
+    let date = from_apple(read::int(r, at::DATE)?);
+    let clean = |i: usize| -> rusqlite::Result<Option<String>> {
+        Ok(read::text(r, i)?
+            .map(|s| sanitize(&s, MAX_NAME_CHARS))
+            .filter(|s| !s.is_empty()))
+    };
+    let data = json!({
+        "guid": guid,
+        "from": {"handle": clean(at::HANDLE)?, "service": clean(at::SERVICE)?},
+        "chat": {
+            "identifier": clean(at::CHAT_IDENTIFIER)?,
+            "name": clean(at::CHAT_NAME)?,
+            "isGroup": read::int(r, at::CHAT_STYLE)? == Some(GROUP_STYLE),
+        },
+        "date": date.map(iso8601),
+        "attachmentCount": read::int(r, at::ATTACHMENTS)?.unwrap_or(0),
+        "isReply": read::text(r, at::THREAD)?.is_some_and(|g| !g.is_empty()),
+    });
+    // The guid is the stable id; a row without a usable one (never seen from Messages) still
+    // gets a unique id.
+    let event_id = if guid.is_empty() {
+        format!("rowid-{rowid}")
+    } else {
+        guid.clone()
+    };
+    Ok(Found {
+        rowid,
+        event_id,
+        date,
+        data,
+    })
 }

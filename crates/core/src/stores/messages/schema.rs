@@ -1,23 +1,43 @@
 //! What this chat.db has: probed once per opened file. Releases add columns (`date_retracted`
 //! with Ventura, `associated_message_emoji` later), so queries put a constant where a column is
-//! missing.
+//! missing. The columns the scan reads are named here once, and the probe requires each.
 
 use rusqlite::Connection;
 
+use crate::stores::columns::{Col, optional_table, require};
 use crate::stores::sql::columns;
 
-/// The chat.db tables and columns a reader relies on.
-const REQUIRED: &[(&str, &[&str])] = &[
-    (
-        "message",
-        &["guid", "handle_id", "service", "date", "is_from_me"],
-    ),
-    ("handle", &["id"]),
-    (
-        "chat",
-        &["guid", "style", "chat_identifier", "display_name"],
-    ),
-    ("chat_message_join", &["chat_id", "message_id"]),
+pub(crate) const MESSAGE_GUID: Col = Col::new("message", "guid");
+pub(crate) const MESSAGE_HANDLE_ID: Col = Col::new("message", "handle_id");
+pub(crate) const MESSAGE_SERVICE: Col = Col::new("message", "service");
+pub(crate) const MESSAGE_DATE: Col = Col::new("message", "date");
+pub(crate) const MESSAGE_IS_FROM_ME: Col = Col::new("message", "is_from_me");
+pub(crate) const HANDLE_ID: Col = Col::new("handle", "id");
+pub(crate) const CHAT_GUID: Col = Col::new("chat", "guid");
+pub(crate) const CHAT_STYLE: Col = Col::new("chat", "style");
+pub(crate) const CHAT_IDENTIFIER: Col = Col::new("chat", "chat_identifier");
+pub(crate) const CHAT_DISPLAY_NAME: Col = Col::new("chat", "display_name");
+pub(crate) const CHAT_SERVICE_NAME: Col = Col::new("chat", "service_name");
+pub(crate) const JOIN_CHAT_ID: Col = Col::new("chat_message_join", "chat_id");
+pub(crate) const JOIN_MESSAGE_ID: Col = Col::new("chat_message_join", "message_id");
+const ATTACHMENT_JOIN_MESSAGE_ID: Col = Col::new("message_attachment_join", "message_id");
+const RECOVERABLE_MESSAGE_ID: Col = Col::new("chat_recoverable_message_join", "message_id");
+
+/// Every column the scan reads in every supported chat.db, by table.
+pub(crate) const REQUIRED: &[Col] = &[
+    MESSAGE_GUID,
+    MESSAGE_HANDLE_ID,
+    MESSAGE_SERVICE,
+    MESSAGE_DATE,
+    MESSAGE_IS_FROM_ME,
+    HANDLE_ID,
+    CHAT_GUID,
+    CHAT_STYLE,
+    CHAT_IDENTIFIER,
+    CHAT_DISPLAY_NAME,
+    CHAT_SERVICE_NAME,
+    JOIN_CHAT_ID,
+    JOIN_MESSAGE_ID,
 ];
 
 /// Optional features, each switching on part of a query.
@@ -40,17 +60,7 @@ pub(crate) struct MessagesCaps {
 /// Check the required schema and probe the optional parts. `Err(Ok(detail))` is a schema we
 /// cannot read; `Err(Err(e))` a SQLite failure.
 pub(crate) fn probe(conn: &Connection) -> Result<MessagesCaps, Result<String, rusqlite::Error>> {
-    for (table, cols) in REQUIRED {
-        let have = columns(conn, table).map_err(Err)?;
-        if have.is_empty() {
-            return Err(Ok(format!("no `{table}` table")));
-        }
-        for col in *cols {
-            if !have.iter().any(|h| h.eq_ignore_ascii_case(col)) {
-                return Err(Ok(format!("no `{table}.{col}` column")));
-            }
-        }
-    }
+    require(conn, REQUIRED)?;
     let message = columns(conn, "message").map_err(Err)?;
     let has = |c: &str| message.iter().any(|m| m == c);
     Ok(MessagesCaps {
@@ -58,11 +68,15 @@ pub(crate) fn probe(conn: &Connection) -> Result<MessagesCaps, Result<String, ru
         item_type: has("item_type"),
         retracted: has("date_retracted"),
         thread: has("thread_originator_guid"),
-        recoverable: !columns(conn, "chat_recoverable_message_join")
-            .map_err(Err)?
-            .is_empty(),
-        attachments: !columns(conn, "message_attachment_join")
-            .map_err(Err)?
-            .is_empty(),
+        recoverable: optional_table(
+            conn,
+            RECOVERABLE_MESSAGE_ID.table,
+            &[RECOVERABLE_MESSAGE_ID],
+        )?,
+        attachments: optional_table(
+            conn,
+            ATTACHMENT_JOIN_MESSAGE_ID.table,
+            &[ATTACHMENT_JOIN_MESSAGE_ID],
+        )?,
     })
 }

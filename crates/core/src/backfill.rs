@@ -1,0 +1,270 @@
+//! Backfill is not news: a row that appears now but is dated long before (Messages in iCloud
+//! syncing onto a Mac, a mail account added) is not delivered; it is counted and logged once
+//! per burst.
+//!
+//! A row is backfill when its own date is older than the window before its *reference*: the
+//! later of
+//! - the newest date among the rows before it in the store (rolled forward in ROWID order
+//!   through each batch, seeded from the rows just below the cursor and from what earlier
+//!   batches saw; never later than now), and
+//! - when this daemon first saw the store's head pass it, if it did (rows already there when
+//!   the daemon first looked have no such time).
+//!
+//! Neither depends on when a client reads, so a client resuming after ten days still gets the
+//! nine-day-old rows that arrived as news. See docs/decisions/poll-engine.md, "Backfill".
+
+use std::collections::{BTreeMap, VecDeque};
+
+use time::OffsetDateTime;
+
+use crate::cursor::FileIdentity;
+
+/// How many rows below a cursor seed the newest date seen.
+pub(crate) const SEED_ROWS: i64 = 64;
+
+/// Head advances remembered; older ones fall back to the store dates alone.
+const MAX_HEADS: usize = 4096;
+
+/// Batch-end marks (the newest date up to a ROWID) remembered.
+const MAX_MARKS: usize = 4096;
+
+/// Counted ROWID ranges remembered (one per stream position, merged as they meet).
+const MAX_COUNTED: usize = 256;
+
+/// A quiet spell after which the next skipped row starts a new burst (and a new log line).
+const BURST_GAP: time::Duration = time::Duration::minutes(1);
+
+/// The backfill state of one store.
+#[derive(Debug, Default)]
+pub(crate) struct Backfill {
+    /// `None`: the guard is off.
+    window: Option<time::Duration>,
+    identity: Option<FileIdentity>,
+    /// Rows up to here were in the store when we first looked: no first-seen time.
+    baseline: i64,
+    /// Each head advance we saw, and when.
+    heads: VecDeque<(i64, OffsetDateTime)>,
+    /// The newest date among the rows up to a ROWID, at batch ends.
+    marks: BTreeMap<i64, OffsetDateTime>,
+    /// ROWID ranges `(after, upto]` whose backfilled rows are counted.
+    counted: Vec<(i64, i64)>,
+    /// Distinct rows skipped as backfill, since start.
+    skipped: u64,
+    /// When the last row was skipped (a burst ends after [`BURST_GAP`] without one).
+    last_skip: Option<OffsetDateTime>,
+}
+
+impl Backfill {
+    /// Set the window; `None` turns the guard off.
+    pub(crate) fn set_window(&mut self, window: Option<std::time::Duration>) {
+        self.window = window.map(|w| time::Duration::try_from(w).unwrap_or(time::Duration::MAX));
+    }
+
+    /// Distinct rows skipped since start.
+    pub(crate) fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// Record a look at the store: a new file starts over, an advanced head is first seen now.
+    pub(crate) fn observe(&mut self, identity: FileIdentity, head: i64, now: OffsetDateTime) {
+        if self.identity != Some(identity) {
+            *self = Backfill {
+                window: self.window,
+                identity: Some(identity),
+                baseline: head,
+                skipped: self.skipped,
+                ..Backfill::default()
+            };
+            return;
+        }
+        let last = self.heads.back().map_or(self.baseline, |h| h.0);
+        if head > last {
+            if self.heads.len() == MAX_HEADS {
+                // Forget the oldest: its rows are then judged by store dates alone, which
+                // can only deliver more, never less.
+                if let Some((head, _)) = self.heads.pop_front() {
+                    self.baseline = head;
+                }
+            }
+            self.heads.push_back((head, now));
+        }
+    }
+
+    /// When we first saw the head pass `rowid`, if we did.
+    fn first_seen(&self, rowid: i64) -> Option<OffsetDateTime> {
+        if rowid <= self.baseline {
+            return None;
+        }
+        let i = self.heads.partition_point(|(head, _)| *head < rowid);
+        self.heads.get(i).map(|(_, at)| *at)
+    }
+
+    /// Whether the guard is on.
+    pub(crate) fn is_on(&self) -> bool {
+        self.window.is_some()
+    }
+
+    /// Judge the rows of `(after, upto]` (every row, in ROWID order, with its own date) and
+    /// return the ROWIDs that are backfill. `seed` is the newest date among the rows just below
+    /// `after`. Counts each backfilled row once however many streams read it.
+    pub(crate) fn judge(
+        &mut self,
+        rows: &[(i64, Option<OffsetDateTime>)],
+        seed: Option<OffsetDateTime>,
+        after: i64,
+        upto: i64,
+        now: OffsetDateTime,
+        name: &str,
+    ) -> Vec<i64> {
+        let Some(window) = self.window else {
+            return Vec::new();
+        };
+        let mark = self.marks.range(..=after).next_back().map(|(_, d)| *d);
+        let mut newest = seed.max(mark);
+        let mut backfill = Vec::new();
+        for &(rowid, date) in rows {
+            let reference = newest.map(|d| d.min(now)).max(self.first_seen(rowid));
+            if let (Some(date), Some(reference)) = (date, reference)
+                && reference - date > window
+            {
+                backfill.push(rowid);
+            }
+            newest = newest.max(date);
+        }
+        if let Some(newest) = newest {
+            self.marks.insert(upto, newest);
+            if self.marks.len() > MAX_MARKS {
+                self.marks.pop_first();
+            }
+        }
+        let fresh = backfill
+            .iter()
+            .filter(|&&r| !self.counted.iter().any(|&(lo, hi)| lo < r && r <= hi))
+            .count() as u64;
+        self.count_range(after, upto);
+        if fresh > 0 {
+            let new_burst = self.last_skip.is_none_or(|t| now - t > BURST_GAP);
+            self.skipped += fresh;
+            self.last_skip = Some(now);
+            if new_burst {
+                tracing::info!(
+                    event_type = name,
+                    window_days = window.whole_days(),
+                    "skipping backfilled rows (dated long before they appeared); \
+                     `tidings status` counts them"
+                );
+            }
+        }
+        backfill
+    }
+
+    /// Mark `(after, upto]` counted, merging with the ranges it meets.
+    fn count_range(&mut self, after: i64, upto: i64) {
+        let (mut lo, mut hi) = (after, upto);
+        self.counted.retain(|&(a, b)| {
+            let meets = a <= hi && lo <= b;
+            if meets {
+                lo = lo.min(a);
+                hi = hi.max(b);
+            }
+            !meets
+        });
+        self.counted.push((lo, hi));
+        if self.counted.len() > MAX_COUNTED {
+            self.counted.sort_unstable();
+            self.counted.remove(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(days: i64) -> OffsetDateTime {
+        OffsetDateTime::from_unix_timestamp(1_900_000_000).unwrap() + time::Duration::days(days)
+    }
+
+    /// Observe `head` at `when` on one fixed file.
+    fn see(b: &mut Backfill, head: i64, when: OffsetDateTime) {
+        let identity = FileIdentity::of(std::path::Path::new("/")).unwrap();
+        b.observe(identity, head, when);
+    }
+
+    fn guard() -> Backfill {
+        let mut b = Backfill::default();
+        b.set_window(Some(std::time::Duration::from_secs(7 * 86_400)));
+        b
+    }
+
+    #[test]
+    fn old_rows_inside_new_ones_are_backfill_and_counted_once() {
+        let mut b = guard();
+        see(&mut b, 10, at(0));
+        let rows = [
+            (11, Some(at(0))),
+            (12, Some(at(-400))),
+            (13, Some(at(-30))),
+            (14, Some(at(-1))),
+        ];
+        assert_eq!(b.judge(&rows, None, 10, 14, at(0), "t"), [12, 13]);
+        assert_eq!(b.skipped(), 2);
+        // Another stream over the same rows counts nothing more.
+        assert_eq!(b.judge(&rows, None, 10, 14, at(0), "t"), [12, 13]);
+        assert_eq!(b.skipped(), 2);
+    }
+
+    #[test]
+    fn rows_that_appear_after_a_sleep_are_news() {
+        let mut b = guard();
+        see(&mut b, 10, at(0));
+        // Asleep two days; on wake the head moves and rows dated two days ago appear.
+        see(&mut b, 12, at(2));
+        let rows = [(11, Some(at(0))), (12, Some(at(0)))];
+        assert!(b.judge(&rows, Some(at(0)), 10, 12, at(2), "t").is_empty());
+    }
+
+    #[test]
+    fn a_late_reader_gets_what_arrived_as_news() {
+        let mut b = guard();
+        see(&mut b, 10, at(0));
+        see(&mut b, 11, at(1));
+        // Read ten days later: the row appeared one day after its date.
+        assert!(
+            b.judge(&[(11, Some(at(0)))], Some(at(0)), 10, 11, at(10), "t")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_first_sync_into_an_empty_store_is_backfill_by_the_time_it_appeared() {
+        let mut b = guard();
+        see(&mut b, 0, at(0));
+        see(&mut b, 3, at(0));
+        let rows = [(1, Some(at(-900))), (2, Some(at(-800))), (3, Some(at(-10)))];
+        assert_eq!(b.judge(&rows, None, 0, 3, at(0), "t"), [1, 2, 3]);
+    }
+
+    #[test]
+    fn the_window_off_or_undated_rows_are_never_backfill() {
+        let mut b = Backfill::default();
+        see(&mut b, 0, at(0));
+        see(&mut b, 1, at(0));
+        assert!(
+            b.judge(&[(1, Some(at(-900)))], None, 0, 1, at(0), "t")
+                .is_empty()
+        );
+        let mut b = guard();
+        see(&mut b, 0, at(0));
+        see(&mut b, 1, at(0));
+        assert!(b.judge(&[(1, None)], None, 0, 1, at(0), "t").is_empty());
+    }
+
+    #[test]
+    fn a_future_dated_row_does_not_make_later_news_look_old() {
+        let mut b = guard();
+        see(&mut b, 10, at(0));
+        let rows = [(11, Some(at(400))), (12, Some(at(0)))];
+        assert!(b.judge(&rows, None, 10, 12, at(0), "t").is_empty());
+    }
+}
