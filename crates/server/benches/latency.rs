@@ -14,6 +14,7 @@
 //! `cargo bench -p tidings-server --bench latency` (or `make bench`). Figures are kept in
 //! docs/benchmarks.md.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -335,18 +336,19 @@ fn slow_flush(socket: &Path, home: &Path, rows: usize) {
                     at[1].unwrap(),
                 ),
             ];
+            // Frames of the two stores may come in either order.
+            let mut got: HashMap<String, Instant> = HashMap::new();
             for (n, (deliver, id, seen_at)) in wanted.into_iter().enumerate() {
                 if !deliver {
                     continue;
                 }
-                let frame_at = loop {
-                    let (got, t) = frames
+                while !got.contains_key(&id) {
+                    let (frame, t) = frames
                         .recv_timeout(Duration::from_secs(60))
-                        .expect("a frame within 60 s");
-                    if got == id {
-                        break t;
-                    }
-                };
+                        .unwrap_or_else(|_| panic!("no frame for row {n} of {step:?} in 60 s"));
+                    got.insert(frame, t);
+                }
+                let frame_at = got[&id];
                 count += 1;
                 behind.push(frame_at.saturating_duration_since(seen_at));
                 if n == 0 {
