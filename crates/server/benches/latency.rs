@@ -110,9 +110,14 @@ fn main() {
     )
     .expect("chmod");
     let socket = dir.path().join("tidings.sock");
+    // `TIDINGS_BENCH_LIVE_CHECK_MS` overrides the hub's live check, to see what it costs.
+    let live_check: Vec<String> = std::env::var("TIDINGS_BENCH_LIVE_CHECK_MS")
+        .map(|ms| vec!["--live-check-ms".to_owned(), ms])
+        .unwrap_or_default();
     let mut daemon = Command::new(env!("CARGO_BIN_EXE_tidings"))
         .args(["serve", "--demo", "--simulate", "off", "--data-dir"])
         .arg(dir.path())
+        .args(&live_check)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
