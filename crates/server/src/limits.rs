@@ -59,7 +59,7 @@ impl Default for ServerLimits {
             http_stop_grace: Duration::from_secs(5),
             heartbeat: Duration::from_secs(25),
             safety_tick: Duration::from_secs(30),
-            live_check: Duration::from_secs(5),
+            live_check: Duration::from_secs(10),
         }
     }
 }
