@@ -170,6 +170,7 @@ impl Daemon {
             engine.clone(),
             &config.store_paths,
             config.limits.safety_tick,
+            config.limits.live_check,
             shutdown.clone(),
         );
         let daemon = Daemon {

@@ -4,8 +4,17 @@
 //! Each store has a task that sleeps until a file event for its db, `-wal` or `-shm` name (or
 //! the slow safety tick), then asks the engine for the store's [`Stamp`] (file identity,
 //! `data_version`, head ROWID). Only when the stamp differs does it bump the store's
-//! generation, a `tokio::sync::watch` that every stream on the store waits on. Nothing polls
-//! while nothing changes.
+//! generation, a `tokio::sync::watch` that every stream on the store waits on.
+//!
+//! A writer that holds its connection (Mail, Messages) raises its file events when it writes
+//! the `-wal` frames, before the flush; the commit becomes visible later, through the
+//! memory-mapped `-shm`, with no event of its own. So after an event the hub follows the store:
+//! it re-checks on a backing-off schedule until the stamp has been still, with no new event,
+//! for [`FOLLOW_FOR`] (docs/architecture.md, "The check schedule"). While a stream is live it
+//! also checks every `live_check`; with no stream and no event, only the safety tick runs.
+//!
+//! The `tidings::latency` target (debug) traces each change: file event, stamp changed (with
+//! the time since the event), and, in the stream, rows read and frames written.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -16,16 +25,26 @@ use std::time::Duration;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tidings_core::{Engine, EventType, Stamp, StorePaths};
 use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::sync::lock;
 
+/// The `tracing` target of the latency trace: one line per step of a change, no personal data.
+pub const LATENCY: &str = "tidings::latency";
+
 /// How long a burst of file events is gathered before the check. It is a fixed window that
 /// starts at the first event and never restarts: a restarting debounce starves under a burst.
 const DEBOUNCE: Duration = Duration::from_millis(1);
-/// Re-checks after an event whose check found nothing new: SQLite publishes a WAL commit
-/// through the memory-mapped `-shm`, which raises no event, so the file event can come first.
-const BACKOFF_MS: [u64; 5] = [1, 2, 4, 8, 16];
+/// The first re-check after an event or a change; each following gap doubles up to
+/// [`FOLLOW_GAP_MAX`]. The early checks find a fast commit within milliseconds.
+const FOLLOW_GAP_MIN: Duration = Duration::from_millis(1);
+/// The longest gap between re-checks while following: a commit that becomes visible during the
+/// window is found at most this late. A check is a stat and two tiny queries (microseconds).
+const FOLLOW_GAP_MAX: Duration = Duration::from_millis(20);
+/// How long the stamp must stay unchanged, with no new file event, before following stops. It
+/// covers flushes well past a second; a slower commit falls to the live check or the tick.
+pub const FOLLOW_FOR: Duration = Duration::from_secs(3);
 
 /// What the last check of a store found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +60,8 @@ struct Store {
     wake: watch::Sender<u64>,
     /// Set by the watcher callback; one stored permit coalesces a burst.
     kick: Arc<Notify>,
+    /// Set when a stream subscribes, so the task starts its live checks.
+    subscribed: Notify,
     health: Mutex<Health>,
 }
 
@@ -54,6 +75,7 @@ struct HubInner {
     /// Installed watchers by directory, with the identity of the directory they watch.
     watchers: Mutex<HashMap<PathBuf, DirWatch>>,
     safety_tick: Duration,
+    live_check: Duration,
     shutdown: CancellationToken,
 }
 
@@ -65,11 +87,13 @@ pub struct Hub {
 
 impl Hub {
     /// Start one task per store. Must be called inside a tokio runtime; the tasks end when
-    /// `shutdown` is cancelled.
+    /// `shutdown` is cancelled. `safety_tick` checks every store always; `live_check` checks a
+    /// store while a stream waits on it.
     pub fn start(
         engine: Arc<Engine>,
         paths: &StorePaths,
         safety_tick: Duration,
+        live_check: Duration,
         shutdown: CancellationToken,
     ) -> Hub {
         let stores = EventType::ALL
@@ -78,6 +102,7 @@ impl Hub {
                 path: store_path(paths, ty).to_owned(),
                 wake: watch::Sender::new(0),
                 kick: Arc::new(Notify::new()),
+                subscribed: Notify::new(),
                 health: Mutex::new(Health::Unchecked),
             })
             .collect();
@@ -87,6 +112,7 @@ impl Hub {
                 stores,
                 watchers: Mutex::new(HashMap::new()),
                 safety_tick,
+                live_check,
                 shutdown,
             }),
         };
@@ -99,7 +125,10 @@ impl Hub {
 
     /// A receiver that changes whenever the store behind `ty` may hold something new.
     pub fn wake_receiver(&self, ty: EventType) -> watch::Receiver<u64> {
-        self.store(ty).wake.subscribe()
+        let store = self.store(ty);
+        let rx = store.wake.subscribe();
+        store.subscribed.notify_one();
+        rx
     }
 
     /// Check the store behind `ty` now, as if a file event had arrived.
@@ -131,20 +160,31 @@ impl Hub {
         let mut tick = tokio::time::interval(self.inner.safety_tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            // Live checks only while something waits on the store: idle means no polling.
+            let live = store.wake.receiver_count() > 0;
             tokio::select! {
                 _ = self.inner.shutdown.cancelled() => break,
                 _ = store.kick.notified() => {
+                    tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
+                    let at = Instant::now();
                     tokio::time::sleep(DEBOUNCE).await;
-                    self.check_with_backoff(ty).await;
+                    self.follow(ty, Some(at)).await;
                 }
                 // The first tick fires at once: it installs the watch and takes the first stamp.
                 _ = tick.tick() => {
                     self.ensure_watch(ty);
-                    let changed = self.check(ty).await;
+                    let changed = self.check(ty, None).await;
                     // A failing store is retried on every tick: streams send an error only once
                     // per distinct failure, and resume when a retry succeeds.
                     if !changed && matches!(&*lock(&store.health), Health::Failed(_)) {
                         store.wake.send_modify(|g| *g = g.wrapping_add(1));
+                    }
+                }
+                // A stream subscribed: loop to start the live checks.
+                _ = store.subscribed.notified() => {}
+                _ = tokio::time::sleep(self.inner.live_check), if live => {
+                    if self.check(ty, None).await {
+                        self.follow(ty, None).await;
                     }
                 }
             }
@@ -152,20 +192,45 @@ impl Hub {
         lock(&self.inner.watchers).clear();
     }
 
-    async fn check_with_backoff(&self, ty: EventType) {
-        if self.check(ty).await {
-            return;
-        }
-        for ms in BACKOFF_MS {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            if self.check(ty).await {
+    /// Check now, then re-check on a backing-off schedule until the stamp has been unchanged,
+    /// with no new file event, for [`FOLLOW_FOR`]. A file event or a change starts the
+    /// schedule over: a newer commit may still be becoming visible. `event` is when the last
+    /// file event came, for the latency trace.
+    async fn follow(&self, ty: EventType, mut event: Option<Instant>) {
+        let store = self.store(ty);
+        let mut gap = FOLLOW_GAP_MIN;
+        let mut still_since = Instant::now();
+        loop {
+            // Only a readable change restarts the schedule: a failure whose message changes
+            // on every check must not keep the hub checking at full rate.
+            if self.check(ty, event).await && matches!(&*lock(&store.health), Health::Ok(_)) {
+                gap = FOLLOW_GAP_MIN;
+                still_since = Instant::now();
+            }
+            let until = still_since + FOLLOW_FOR;
+            let now = Instant::now();
+            if now >= until {
                 return;
+            }
+            tokio::select! {
+                _ = self.inner.shutdown.cancelled() => return,
+                _ = store.kick.notified() => {
+                    tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
+                    event = Some(Instant::now());
+                    tokio::time::sleep(DEBOUNCE).await;
+                    gap = FOLLOW_GAP_MIN;
+                    still_since = Instant::now();
+                }
+                _ = tokio::time::sleep(gap.min(until - now)) => {
+                    gap = (gap * 2).min(FOLLOW_GAP_MAX);
+                }
             }
         }
     }
 
-    /// Take the stamp; on a difference, remember it and wake the store's streams.
-    async fn check(&self, ty: EventType) -> bool {
+    /// Take the stamp; on a difference, remember it and wake the store's streams. `event` is
+    /// when the file event that led here came, if one did (for the latency trace).
+    async fn check(&self, ty: EventType, event: Option<Instant>) -> bool {
         let engine = self.inner.engine.clone();
         let health = match tokio::task::spawn_blocking(move || engine.stamp(ty)).await {
             Ok(Ok(stamp)) => Health::Ok(stamp),
@@ -192,6 +257,13 @@ impl Hub {
         };
         if changed {
             store.wake.send_modify(|g| *g = g.wrapping_add(1));
+            tracing::debug!(
+                target: LATENCY,
+                event_type = %ty,
+                generation = *store.wake.borrow(),
+                since_event_us = event.map(|at| at.elapsed().as_micros() as u64),
+                "latency: stamp changed"
+            );
         }
         changed
     }
@@ -310,7 +382,13 @@ mod tests {
         let engine = Arc::new(Engine::new(&paths, Limits::default()));
         let shutdown = CancellationToken::new();
         // A long tick: only file events can wake the store within the test's timeout.
-        let hub = Hub::start(engine, &paths, Duration::from_secs(3600), shutdown.clone());
+        let hub = Hub::start(
+            engine,
+            &paths,
+            Duration::from_secs(3600),
+            Duration::from_secs(3600),
+            shutdown.clone(),
+        );
         let mut rx = hub.wake_receiver(EventType::MailReceived);
         // The first tick takes the first stamp.
         tokio::time::timeout(Duration::from_secs(5), rx.changed())
@@ -343,13 +421,54 @@ mod tests {
         let paths = StorePaths::for_home(dir.path());
         let engine = Arc::new(Engine::new(&paths, Limits::default()));
         let shutdown = CancellationToken::new();
-        let hub = Hub::start(engine, &paths, Duration::from_secs(3600), shutdown.clone());
+        let hub = Hub::start(
+            engine,
+            &paths,
+            Duration::from_secs(3600),
+            Duration::from_secs(3600),
+            shutdown.clone(),
+        );
         let mut rx = hub.wake_receiver(EventType::MessagesReceived);
         tokio::time::timeout(Duration::from_secs(5), rx.changed())
             .await
             .unwrap()
             .unwrap();
         assert!(hub.state(EventType::MessagesReceived).contains("not found"));
+        shutdown.cancel();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_live_stream_finds_a_change_that_raised_no_file_event() {
+        // The store's directory does not exist when the hub starts, so no watcher is installed
+        // until the next safety tick (an hour away): only the live check can find the store.
+        let dir = tempfile::tempdir().unwrap();
+        let paths = StorePaths::for_home(dir.path());
+        let engine = Arc::new(Engine::new(&paths, Limits::default()));
+        let shutdown = CancellationToken::new();
+        let hub = Hub::start(
+            engine,
+            &paths,
+            Duration::from_secs(3600),
+            Duration::from_millis(50),
+            shutdown.clone(),
+        );
+        let mut rx = hub.wake_receiver(EventType::MailReceived);
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(hub.state(EventType::MailReceived).contains("not found"));
+        let home = MacHome::new(dir.path());
+        let _mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
+        // A check can land while the store is half built; the next one finds it whole.
+        let found = async {
+            while hub.state(EventType::MailReceived) != "ok" {
+                rx.changed().await.unwrap();
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), found)
+            .await
+            .expect("the live check finds the new store");
         shutdown.cancel();
     }
 }

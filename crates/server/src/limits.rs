@@ -42,6 +42,9 @@ pub struct ServerLimits {
     /// How often the hub re-checks each store even without a file event, to cover coalesced
     /// or missed events and to retry a watch on a directory that did not exist yet.
     pub safety_tick: Duration,
+    /// How often the hub re-checks a store while a stream waits on it, to cover a commit that
+    /// becomes visible after the hub stopped following its file event (docs/architecture.md).
+    pub live_check: Duration,
 }
 
 /// 1 MiB, the frame limit design.md fixes.
@@ -62,6 +65,7 @@ impl Default for ServerLimits {
             http_stop_grace: Duration::from_secs(5),
             heartbeat: Duration::from_secs(25),
             safety_tick: Duration::from_secs(30),
+            live_check: Duration::from_secs(10),
         }
     }
 }

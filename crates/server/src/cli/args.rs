@@ -126,6 +126,10 @@ pub struct ServeArgs {
     /// Heartbeat period of push streams in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub heartbeat_ms: Option<u64>,
+
+    /// Period of the hub's store check while a stream is live, in milliseconds (tests only).
+    #[arg(long, value_name = "N", hide = true)]
+    pub live_check_ms: Option<u64>,
 }
 
 /// `--http`: a loopback address and port, refused before anything starts otherwise (the

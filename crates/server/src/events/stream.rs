@@ -29,6 +29,7 @@ use super::errors::{
 };
 use super::wire::{blocking, final_result, notify};
 use crate::daemon::{ConnectionState, Daemon};
+use crate::hub::LATENCY;
 
 /// Events per engine call: bounded work between checks for cancellation.
 const BATCH: u32 = 100;
@@ -62,6 +63,7 @@ pub async fn stream(
         cursor: None,
         requested: (params.cursor, params.max_age_ms),
         last_error: None,
+        generation: 0,
         settings_file: daemon.settings_path().to_owned(),
     };
     let (cursor, truncated, failure) = match s.start().await? {
@@ -93,6 +95,7 @@ pub async fn stream(
     let shutdown = daemon.shutdown_token().clone();
     let mut beat = false;
     loop {
+        s.generation = *wake.borrow_and_update();
         if !s.drain().await {
             return Ok(final_result(&s.id));
         }
@@ -158,6 +161,8 @@ struct Stream {
     requested: (Option<Cursor>, Option<u64>),
     /// The store failure already reported, so each distinct failure is sent once.
     last_error: Option<(&'static str, String)>,
+    /// The hub's generation of the store when this drain began, for the latency trace.
+    generation: u64,
     /// `settings.toml`, named in refusals that tell the user what to change.
     settings_file: std::path::PathBuf,
 }
@@ -272,6 +277,9 @@ impl Stream {
                 Err(e) => return self.report(&e).await,
             };
             self.last_error = None;
+            let ty = self.sub.event_type;
+            let rows = batch.events.len();
+            tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, rows, "latency: rows read");
             if batch.truncated {
                 self.cursor = Some(batch.cursor);
                 let cursor = batch.cursor.to_string();
@@ -297,6 +305,9 @@ impl Stream {
                 if !self.send("notifications/events/event", params).await {
                     return false;
                 }
+            }
+            if rows > 0 {
+                tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, frames = rows, "latency: frames written");
             }
             self.cursor = Some(batch.cursor);
             if !batch.has_more {

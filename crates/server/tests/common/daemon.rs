@@ -50,12 +50,18 @@ impl Daemon {
 
     fn spawn_with(tmp: Arc<TempDir>, extra: &[&str]) -> Daemon {
         let dir = tmp.path().join("demo");
+        // The tests' short heartbeat, unless `extra` sets one of its own.
+        let heartbeat = if extra.contains(&"--heartbeat-ms") {
+            vec![]
+        } else {
+            vec!["--heartbeat-ms".to_owned(), HEARTBEAT_MS.to_string()]
+        };
         let mut child = Command::new(tidings_bin())
             .args(["serve", "--demo", "--simulate", "off"])
             .args(extra)
             .arg("--data-dir")
             .arg(&dir)
-            .args(["--heartbeat-ms", &HEARTBEAT_MS.to_string()])
+            .args(heartbeat)
             .env_remove("TIDINGS_SOCKET")
             .env("TIDINGS_LOG", "debug")
             .stdin(Stdio::null())
