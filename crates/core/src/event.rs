@@ -15,6 +15,15 @@ impl EventType {
     /// Every type, in `events/list` order.
     pub const ALL: [EventType; 2] = [EventType::MailReceived, EventType::MessagesReceived];
 
+    /// Its position in [`EventType::ALL`], for per-type arrays: total, so no caller can fall
+    /// back to another type's slot.
+    pub const fn index(self) -> usize {
+        match self {
+            EventType::MailReceived => 0,
+            EventType::MessagesReceived => 1,
+        }
+    }
+
     /// The wire name.
     pub fn name(self) -> &'static str {
         match self {
@@ -57,4 +66,17 @@ pub struct Occurrence {
     pub data: serde_json::Value,
     /// The position after this event.
     pub cursor: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_is_the_position_in_all() {
+        for (i, ty) in EventType::ALL.into_iter().enumerate() {
+            assert_eq!(ty.index(), i);
+            assert_eq!(EventType::from_name(ty.name()), Some(ty));
+        }
+    }
 }

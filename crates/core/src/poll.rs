@@ -156,12 +156,7 @@ impl Engine {
     }
 
     fn backfill_of(&self, ty: EventType) -> MutexGuard<'_, Backfill> {
-        lock(
-            &self.backfill[match ty {
-                EventType::MailReceived => 0,
-                EventType::MessagesReceived => 1,
-            }],
-        )
+        lock(&self.backfill[ty.index()])
     }
 
     /// Use `clock` instead of the system clock.
@@ -281,8 +276,7 @@ impl Engine {
     }
 
     fn scan_error_slot(&self, ty: EventType) -> &Mutex<Option<String>> {
-        let i = EventType::ALL.iter().position(|t| *t == ty).unwrap_or(0);
-        &self.last_scan_error[i]
+        &self.last_scan_error[ty.index()]
     }
 
     /// Answer `events/poll` for a checked subscription.

@@ -151,8 +151,7 @@ impl Hub {
     }
 
     fn store(&self, ty: EventType) -> &Store {
-        let i = EventType::ALL.iter().position(|t| *t == ty).unwrap_or(0);
-        &self.inner.stores[i]
+        &self.inner.stores[ty.index()]
     }
 
     async fn run(&self, ty: EventType) {
