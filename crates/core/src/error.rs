@@ -65,6 +65,18 @@ pub enum StoreError {
         /// What is missing.
         detail: String,
     },
+    /// The OS failed a file operation on the store (other than not found or permission
+    /// denied, which have their own variants).
+    #[error("{store} store at {path}: {source}")]
+    Io {
+        /// Which store.
+        store: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
     /// Any other SQLite failure, with the store it happened on.
     #[error("{store} store at {path}: {source}")]
     Sqlite {
@@ -102,7 +114,9 @@ impl StoreError {
             StoreError::Schema { store, detail, .. } => {
                 format!("{store} store has an unsupported schema: {detail}")
             }
-            StoreError::Sqlite { store, .. } => format!("{store} store could not be read"),
+            StoreError::Io { store, .. } | StoreError::Sqlite { store, .. } => {
+                format!("{store} store could not be read")
+            }
         }
     }
 
@@ -115,7 +129,7 @@ impl StoreError {
             StoreError::Corrupt { .. } => "store_corrupt",
             StoreError::Empty { .. } => "store_empty",
             StoreError::Schema { .. } => "store_schema",
-            StoreError::Sqlite { .. } => "store_error",
+            StoreError::Io { .. } | StoreError::Sqlite { .. } => "store_error",
         }
     }
 }

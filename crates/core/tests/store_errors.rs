@@ -165,3 +165,18 @@ fn tidings_platform_uid() -> u32 {
     let f = tempfile::NamedTempFile::new().unwrap();
     f.as_file().metadata().unwrap().uid()
 }
+
+#[test]
+fn another_os_failure_is_an_io_error_not_a_disguised_sqlite_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = MacHome::new(dir.path());
+    // `Library/Messages` is a file, so looking up `Library/Messages/chat.db` fails with
+    // ENOTDIR: neither missing nor refused.
+    std::fs::create_dir_all(dir.path().join("Library")).unwrap();
+    std::fs::write(dir.path().join("Library/Messages"), b"not a directory").unwrap();
+    let err = stamp_err(&home, EventType::MessagesReceived);
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert_eq!(err.reason(), "store_error");
+    assert!(err.to_string().contains("chat.db"), "{err}");
+    assert!(!err.public_message().contains(dir.path().to_str().unwrap()));
+}

@@ -73,7 +73,7 @@ impl<C: Copy> StoreHandle<C> {
             Ok(meta) => meta,
             Err(e) => {
                 self.open = None;
-                return Err(self.io_error(&e));
+                return Err(self.io_error(e));
             }
         };
         let identity = FileIdentity::from_metadata(&meta);
@@ -183,7 +183,7 @@ impl<C: Copy> StoreHandle<C> {
         // Read access is checked first so that "no permission" is told apart from SQLite's
         // generic "unable to open database file".
         if let Err(e) = std::fs::File::open(&self.path) {
-            return Err(self.io_error(&e));
+            return Err(self.io_error(e));
         }
         let uri = format!("file:{}?mode=ro", uri_escape(&self.path));
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -200,18 +200,15 @@ impl<C: Copy> StoreHandle<C> {
         Ok(conn)
     }
 
-    fn io_error(&self, e: &std::io::Error) -> StoreError {
+    fn io_error(&self, e: std::io::Error) -> StoreError {
         let (store, path) = (self.label, self.path.clone());
         match e.kind() {
             std::io::ErrorKind::NotFound => StoreError::Missing { store, path },
             std::io::ErrorKind::PermissionDenied => StoreError::PermissionDenied { store, path },
-            _ => StoreError::Sqlite {
+            _ => StoreError::Io {
                 store,
                 path,
-                source: rusqlite::Error::SqliteFailure(
-                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR),
-                    Some(e.to_string()),
-                ),
+                source: e,
             },
         }
     }
