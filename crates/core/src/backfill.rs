@@ -2,16 +2,16 @@
 //! syncing onto a Mac, a mail account added) is not delivered; it is counted and logged once
 //! per burst.
 //!
-//! A row is backfill when its own date is older than the window before its *reference*: the
-//! later of
-//! - the newest date among the rows before it in the store (rolled forward in ROWID order
-//!   through each batch, seeded from the rows just below the cursor and from what earlier
-//!   batches saw; never later than now), and
-//! - when this daemon first saw the store's head pass it, if it did (rows already there when
-//!   the daemon first looked have no such time).
+//! A row is backfill when its own date is older than the window before its *reference*:
+//! - when this daemon first saw the store's head pass it, if it did;
+//! - else (rows already there when the daemon first looked) the newest date among the rows
+//!   before it in the store, rolled forward in ROWID order through each batch, seeded from
+//!   the rows just below the cursor and from what earlier batches saw, never later than now.
 //!
 //! Neither depends on when a client reads, so a client resuming after ten days still gets the
-//! nine-day-old rows that arrived as news. See docs/decisions/poll-engine.md, "Backfill".
+//! nine-day-old rows that arrived as news, and a stream and a late poll agree. A head that
+//! goes down (a store wiped and refilled in place) starts over like a new file. See
+//! docs/decisions/poll-engine.md, "Backfill".
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -66,8 +66,12 @@ impl Backfill {
     }
 
     /// Record a look at the store: a new file starts over, an advanced head is first seen now.
+    /// A head below the last one seen is a new file too: the store was wiped and refilled in
+    /// place (same inode and birth time), and what we knew of the old rows says nothing of
+    /// the new ones under the same ROWIDs.
     pub(crate) fn observe(&mut self, identity: FileIdentity, head: i64, now: OffsetDateTime) {
-        if self.identity != Some(identity) {
+        let last = self.heads.back().map_or(self.baseline, |h| h.0);
+        if self.identity != Some(identity) || head < last {
             *self = Backfill {
                 window: self.window,
                 identity: Some(identity),
@@ -77,7 +81,6 @@ impl Backfill {
             };
             return;
         }
-        let last = self.heads.back().map_or(self.baseline, |h| h.0);
         if head > last {
             if self.heads.len() == MAX_HEADS {
                 // Forget the oldest: its rows are then judged by store dates alone, which
@@ -123,7 +126,12 @@ impl Backfill {
         let mut newest = seed.max(mark);
         let mut backfill = Vec::new();
         for &(rowid, date) in rows {
-            let reference = newest.map(|d| d.min(now)).max(self.first_seen(rowid));
+            // When we saw the row appear, if we did: fixed, so every reader judges it alike.
+            // Else the newest earlier date, capped at now (a row dated in the future must not
+            // make its neighbours look old).
+            let reference = self
+                .first_seen(rowid)
+                .or_else(|| newest.map(|d| d.min(now)));
             if let (Some(date), Some(reference)) = (date, reference)
                 && reference - date > window
             {
@@ -266,5 +274,38 @@ mod tests {
         see(&mut b, 10, at(0));
         let rows = [(11, Some(at(400))), (12, Some(at(0)))];
         assert!(b.judge(&rows, None, 10, 12, at(0), "t").is_empty());
+    }
+
+    #[test]
+    fn a_store_wiped_and_refilled_in_place_starts_over() {
+        let mut b = guard();
+        see(&mut b, 30, at(0));
+        see(&mut b, 51, at(0));
+        let old: Vec<_> = (31..=51).map(|r| (r, Some(at(0)))).collect();
+        assert!(b.judge(&old, None, 30, 51, at(0), "t").is_empty());
+        // Wiped in place (same file identity), then a resync of 40 rows dated two months
+        // back: the head went down, so the rows under the old ROWIDs are new to us.
+        see(&mut b, 0, at(1));
+        see(&mut b, 40, at(1));
+        let resync: Vec<_> = (1..=40)
+            .map(|r| (r, Some(at(-60) + time::Duration::hours(r))))
+            .collect();
+        let skipped = b.judge(&resync, None, 0, 40, at(1), "t");
+        assert_eq!(skipped.len(), 40, "{skipped:?}");
+        assert_eq!(b.skipped(), 40);
+    }
+
+    #[test]
+    fn a_row_seen_arriving_is_judged_alike_by_every_reader() {
+        let mut b = guard();
+        see(&mut b, 10, at(0));
+        see(&mut b, 13, at(0));
+        // A row dated a year ahead, then one just inside the window, then one of now.
+        let nearly_old = at(-7) + time::Duration::seconds(15);
+        let rows = [(11, Some(at(365))), (12, Some(nearly_old)), (13, Some(at(0)))];
+        assert!(b.judge(&rows, None, 10, 13, at(0), "t").is_empty());
+        // A reader a minute later sees the same: the reference is when the rows appeared.
+        let later = at(0) + time::Duration::minutes(1);
+        assert!(b.judge(&rows, None, 10, 13, later, "t").is_empty());
     }
 }

@@ -390,45 +390,6 @@ impl Settings {
         Ok(true)
     }
 
-    /// The top-level sections (`mail`, `messages`, `http`) present in settings text; none
-    /// when it does not parse. A file that lost a section since the last good one may be a
-    /// write in progress.
-    pub fn sections(bytes: &[u8]) -> Vec<String> {
-        std::str::from_utf8(bytes)
-            .ok()
-            .and_then(|text| text.parse::<toml::Table>().ok())
-            .map(|table| table.keys().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    /// Whether going from `self` to `next` lets agents see more: a type or the HTTP endpoint
-    /// turned on, an allowlist emptied or given an entry it did not have, a longer (or no)
-    /// backfill window, a new browser origin or address. A change from a file edit that
-    /// widens is applied only once the file has been stable for a while (a half-written
-    /// file must never widen, even for a moment).
-    pub fn widens(&self, next: &Settings) -> bool {
-        let ty_widens = |old: &EventSettings, new: &EventSettings| {
-            let window = |s: &EventSettings| s.backfill_window().unwrap_or(Duration::MAX);
-            new.enabled
-                && (!old.enabled
-                    || (!old.allow.is_empty()
-                        && (new.allow.is_empty()
-                            || new.allow.iter().any(|e| !old.allow.contains(e))))
-                    || window(new) > window(old))
-        };
-        let http_widens = next.http.enabled
-            && (!self.http.enabled
-                || next.http.listen != self.http.listen
-                || next
-                    .http
-                    .allowed_origins
-                    .iter()
-                    .any(|o| !self.http.allowed_origins.contains(o)));
-        ty_widens(&self.mail, &next.mail)
-            || ty_widens(&self.messages, &next.messages)
-            || http_widens
-    }
-
     /// Write to `path` atomically (a sibling temp file renamed over it), creating the directory.
     pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
         let io = |source| SettingsError::Io {
@@ -634,35 +595,5 @@ mod tests {
             );
             assert_eq!(err.line(), Some(2));
         }
-    }
-
-    #[test]
-    fn widening_is_told_from_narrowing() {
-        let parse = |t: &str| Settings::parse(t, Path::new("s")).unwrap();
-        let old = parse("[mail]\nenabled = true\nallow = [\"a.com\", \"b.com\"]\n");
-        assert!(!old.widens(&old));
-        assert!(!old.widens(&parse("[mail]\nenabled = true\nallow = [\"a.com\"]\n")));
-        assert!(!old.widens(&parse("")), "everything off narrows");
-        assert!(
-            old.widens(&parse("[mail]\nenabled = true\n")),
-            "no allowlist"
-        );
-        assert!(old.widens(&parse("[mail]\nenabled = true\nallow = [\"c.com\"]\n")));
-        assert!(old.widens(&parse(
-            "[mail]\nenabled = true\nallow = [\"a.com\"]\nbackfill_days = 0\n"
-        )));
-        assert!(old.widens(&parse(
-            "[mail]\nenabled = true\nallow = [\"a.com\"]\n[messages]\nenabled = true\n"
-        )));
-        assert!(old.widens(&parse(
-            "[mail]\nenabled = true\nallow = [\"a.com\"]\n[http]\nenabled = true\n"
-        )));
-    }
-
-    #[test]
-    fn sections_lists_the_tables_present() {
-        assert_eq!(Settings::sections(b"[mail]\n[http]\n"), ["http", "mail"]);
-        assert!(Settings::sections(b"").is_empty());
-        assert!(Settings::sections(b"[mail").is_empty());
     }
 }

@@ -7,8 +7,10 @@
 //!   which inotify reports and which made the old watcher re-read every 50 ms forever);
 //! - the file is read until two reads [`QUIET`] apart agree, and nothing happens when the
 //!   bytes are the ones last seen;
-//! - an edit that widens what agents see, or that drops a section the last good file had
-//!   (an empty file mid-write), applies only when still unchanged after [`HOLD`];
+//! - every change applies only when the file is still unchanged after [`HOLD`]: a file cut
+//!   off mid-write can widen what agents see (an allowlist emptied) as well as narrow it (a
+//!   `[messages]` header without its `enabled = true` turns the type off and ends its
+//!   streams; a shorter `backfill_days` drops rows for good), so neither may apply early;
 //! - a slow [`SAFETY`] re-read covers events the OS coalesced or lost.
 
 use std::path::{Path, PathBuf};
@@ -30,8 +32,9 @@ const SETTLE: Duration = Duration::from_millis(50);
 /// Two reads this far apart must agree before the file counts as written.
 const QUIET: Duration = Duration::from_millis(100);
 
-/// How long a widening or section-dropping edit must stay unchanged before it applies.
-/// Settings are edited by people; a second costs nothing, and no write stalls that long.
+/// How long an edit must stay unchanged before it applies. Settings are edited by people; a
+/// second costs nothing, and no write stalls that long. (The menu's own changes go through
+/// `update_settings` and apply at once.)
 const HOLD: Duration = Duration::from_secs(1);
 
 /// The slow safety re-read, like the hub's tick.
@@ -63,13 +66,6 @@ impl Snapshot {
                 Ok((Snapshot::Bytes(bytes), settings))
             }
             None => Ok((Snapshot::Missing, Settings::default())),
-        }
-    }
-
-    fn sections(&self) -> Vec<String> {
-        match self {
-            Snapshot::Bytes(b) => Settings::sections(b),
-            _ => Vec::new(),
         }
     }
 }
@@ -117,7 +113,6 @@ pub(super) fn start(
     let mut reader = Reader {
         daemon: daemon.clone(),
         path,
-        good_sections: seen.sections(),
         seen,
     };
     tokio::spawn(async move {
@@ -162,8 +157,6 @@ struct Reader {
     path: PathBuf,
     /// The last snapshot judged (applied, refused, or found unchanged).
     seen: Snapshot,
-    /// The sections of the last file applied.
-    good_sections: Vec<String>,
 }
 
 impl Reader {
@@ -193,18 +186,14 @@ impl Reader {
                 return;
             }
         };
-        let sections = snapshot.sections();
-        let dropped = self.good_sections.iter().any(|s| !sections.contains(s));
-        if dropped || self.daemon.settings_arc().widens(&next) {
-            // Maybe a write in progress: it must still be there, unchanged, after HOLD.
-            tokio::time::sleep(HOLD).await;
-            if self.read().await != snapshot {
-                dirty.store(true, Ordering::Release);
-                return;
-            }
+        // Maybe a write in progress, whichever way it changes things: it must still be there,
+        // unchanged, after HOLD.
+        tokio::time::sleep(HOLD).await;
+        if self.read().await != snapshot {
+            dirty.store(true, Ordering::Release);
+            return;
         }
         self.seen = snapshot;
-        self.good_sections = sections;
         self.daemon.apply_settings_from_file(next);
     }
 

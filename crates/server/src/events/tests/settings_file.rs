@@ -169,3 +169,39 @@ async fn a_fifo_is_refused_and_does_not_wedge_later_reloads() {
         .await;
     assert_eq!(h.daemon.status().settings, "ok");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_written_file_that_narrows_is_not_applied_either() {
+    let h = Harness::new(both_on).await;
+    let applied = record(&h);
+    let mut c = h.connect();
+    let id = c
+        .request(
+            "events/stream",
+            serde_json::json!({"name": "messages.received", "arguments": {"from": ["+12025550101"]}}),
+        )
+        .await;
+    c.note_of(id, "notifications/events/active").await;
+    let complete = std::fs::read_to_string(&h.settings_path).unwrap();
+    let cut = complete.find("[messages]").expect("a messages section") + "[messages]\n".len();
+    // Cut off after the header: `enabled` is missing, which reads as "messages off". It
+    // parses, narrows, and sits there long enough for two reads to agree.
+    let mut file = std::fs::File::create(&h.settings_path).unwrap();
+    use std::io::Write as _;
+    file.write_all(&complete.as_bytes()[..cut]).unwrap();
+    tokio::time::sleep(STEP * 3).await;
+    file.write_all(&complete.as_bytes()[cut..]).unwrap();
+    drop(file);
+    tokio::time::sleep(QUIET_LOOK).await;
+    assert!(
+        applied.lock().unwrap().is_empty(),
+        "the half-written file applied"
+    );
+    c.note_of(id, "notifications/events/heartbeat").await;
+    assert!(
+        c.buffered_for(id)
+            .iter()
+            .all(|n| n["method"] != "notifications/events/terminated"),
+        "the stream was ended by a partial write"
+    );
+}
