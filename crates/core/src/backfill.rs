@@ -302,7 +302,11 @@ mod tests {
         see(&mut b, 13, at(0));
         // A row dated a year ahead, then one just inside the window, then one of now.
         let nearly_old = at(-7) + time::Duration::seconds(15);
-        let rows = [(11, Some(at(365))), (12, Some(nearly_old)), (13, Some(at(0)))];
+        let rows = [
+            (11, Some(at(365))),
+            (12, Some(nearly_old)),
+            (13, Some(at(0))),
+        ];
         assert!(b.judge(&rows, None, 10, 13, at(0), "t").is_empty());
         // A reader a minute later sees the same: the reference is when the rows appeared.
         let later = at(0) + time::Duration::minutes(1);

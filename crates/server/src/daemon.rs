@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventsHandler;
+use crate::home::{home_relative, without_home};
 use crate::http::auth::HttpAuth;
 use crate::http::supervisor::HttpState;
 use crate::hub::Hub;
@@ -245,15 +246,16 @@ impl Daemon {
             .map(|ty| TypeStatus {
                 name: ty.name().to_owned(),
                 enabled: settings.for_type(ty).enabled,
-                store: self.inner.hub.store_path(ty).display().to_string(),
+                // Any socket client (an agent too) may ask: paths are shown home-relative.
+                store: home_relative(self.inner.hub.store_path(ty)),
                 // A stamp can work while every scan fails: the scan's error then tells.
-                state: match (
+                state: without_home(&match (
                     self.inner.hub.state(ty),
                     self.inner.engine.last_scan_error(ty),
                 ) {
                     (stamp, Some(scan)) if stamp == "ok" => scan,
                     (stamp, _) => stamp,
-                },
+                }),
                 unreadable_rows: self.inner.engine.unreadable_rows(ty),
                 allowlist: settings.for_type(ty).allow.len(),
                 backfilled: self.inner.engine.backfill_skipped(ty),

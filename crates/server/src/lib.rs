@@ -12,6 +12,7 @@
 //! - [`frames`]: newline framing with the 1 MiB frame limit in front of rmcp.
 //! - [`http`]: the loopback Streamable HTTP endpoint: rmcp's stateless service behind our
 //!   guard layer (Host, Origin, bearer token, body limit, `Mcp-Name`), the keychain token.
+//! - `home`: paths shown to clients with the home directory as `~`.
 //! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance.
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 
@@ -19,6 +20,7 @@ pub mod daemon;
 pub mod demo;
 pub mod events;
 pub mod frames;
+mod home;
 pub mod http;
 pub mod hub;
 pub mod limits;

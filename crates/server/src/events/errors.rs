@@ -61,19 +61,10 @@ pub fn type_disabled(ty: EventType, settings_file: &Path) -> ErrorData {
             "`{ty}` is turned off in Tidings; turn it on in the menu bar or set `[{}] enabled = \
              true` in {}",
             ty.settings_section(),
-            home_relative(settings_file)
+            crate::home::home_relative(settings_file)
         ),
         Some(json!({ "kind": "event", "reason": "disabled" })),
     )
-}
-
-/// `path` with the home directory written as `~`, when it is under it.
-fn home_relative(path: &Path) -> String {
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
-        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", rest.display()),
-        _ => path.display().to_string(),
-    }
 }
 
 /// The `terminated` error when the user turns a type off.
