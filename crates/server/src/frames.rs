@@ -159,12 +159,18 @@ async fn read_client<R, W>(
                 Inbound::Skip => true,
                 Inbound::Reply(frame) => replies.send(frame).await.is_ok(),
                 Inbound::Forward { line, kind } => {
-                    if let Kind::Request {
-                        id,
-                        opens_stream: true,
-                    } = &kind
-                        && !conn.reserve_stream_id(id)
-                    {
+                    // A request id names one live stream: neither a second stream nor a
+                    // plain request may reuse it while the stream lives (rmcp keys its
+                    // cancellation by id, and would lose one of the two).
+                    let taken = match &kind {
+                        Kind::Request {
+                            id,
+                            opens_stream: true,
+                        } => (!conn.reserve_stream_id(id)).then_some(id),
+                        Kind::Request { id, .. } => conn.is_stream_id(id).then_some(id),
+                        _ => None,
+                    };
+                    if let Some(id) = taken {
                         replies.send(duplicate(id)).await.is_ok()
                     } else if kind.is_one_way() && !started.is_cancelled() {
                         held.push(line);

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use common::{Daemon, NOT_RUNNING, REFUSED, WAIT, Writer, tidings_bin};
+use common::{Daemon, NOT_RUNNING, REFUSED, WAIT, Writer, signal, tidings_bin};
 
 #[test]
 fn a_relative_tidings_socket_resolves_against_the_working_directory() {
@@ -67,11 +67,52 @@ fn max_age_without_a_cursor_replays_that_stretch() {
         }
     });
     let line = rx.recv_timeout(WAIT);
-    let _ = tail.kill();
-    let _ = tail.wait();
+    signal(tail.id(), libc::SIGINT);
+    let out = tail.wait_with_output().unwrap();
     let line = line.expect("tail printed the mail written before it started");
     let event: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(event["eventId"], id.as_str(), "{event}");
+    // The floor it asked for is not a gap.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("gap in"), "{stderr}");
+}
+
+#[test]
+fn status_and_tail_survive_a_stdout_that_fails() {
+    let daemon = Daemon::start();
+    let dev_full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let out = Command::new(tidings_bin())
+        .args(["status", "--socket"])
+        .arg(&daemon.socket)
+        .stdout(dev_full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // A reader that goes away (`| head -1`) and a stderr that fails: no panic (exit 101).
+    Writer::new(daemon.home()).mail("pipe@example.com");
+    let mut tail = Command::new(tidings_bin())
+        .args(["tail", "mail.received", "--max-age", "1h", "--socket"])
+        .arg(&daemon.socket)
+        .stdout(Stdio::piped())
+        .stderr(dev_full())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(tail.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("eventId"), "{first}");
+    // stdout is now closed: the next event (or the interrupt) must end tail cleanly.
+    Writer::new(daemon.home()).mail("pipe@example.com");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    signal(tail.id(), libc::SIGINT);
+    let status = tail.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
 #[test]

@@ -117,3 +117,34 @@ fn two_streams_sent_together_under_one_id_open_exactly_one() {
         assert!(ended, "the cancel did not end the stream in round {round}");
     }
 }
+
+#[test]
+fn a_plain_request_under_a_live_streams_id_is_refused_and_the_stream_still_cancels() {
+    let daemon = Daemon::start();
+    let mut client = daemon.client();
+    let id = json!(7);
+    client.request(
+        7,
+        "events/stream",
+        json!({"name": "mail.received", "arguments": {}}),
+    );
+    client.wait_for("active", 0, |f| {
+        is_note(f, "notifications/events/active", &id)
+    });
+    // The same id on a plain request while the stream lives: refused, naming the id.
+    let refused = client.error(7, "events/list", json!({}));
+    assert_eq!(refused["code"], -32602, "{refused}");
+    assert_eq!(refused["data"]["field"], "id", "{refused}");
+    // The stream's cancellation is intact: a cancel still ends it.
+    client.cancel(id.clone());
+    let mut ended = false;
+    for check in 0..200 {
+        let status = client.result(format!("s-{check}"), "tidings/status", json!({}));
+        if status["streams"] == 0 {
+            ended = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    assert!(ended, "the cancel did not end the stream");
+}

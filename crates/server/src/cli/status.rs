@@ -16,9 +16,9 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
     let mut client = Client::connect(&socket).await?;
     let status = client.call(1, "tidings/status", json!({})).await?;
     if args.json {
-        println!("{status}");
+        crate::output::out(format_args!("{status}"));
     } else {
-        print!("{}", render(&status, &socket));
+        crate::output::out(render(&status, &socket).trim_end());
     }
     Ok(exit_code::SUCCESS)
 }

@@ -25,6 +25,8 @@ enum End {
     Disconnected,
     /// The daemon ended the subscription with `terminated`.
     Terminated(Value),
+    /// Events could not be written to stdout (a full disk, say).
+    OutputFailed(std::io::Error),
 }
 
 /// Runs `tail`; returns the exit code. Errors that end it before streaming bubble up.
@@ -33,7 +35,10 @@ pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
     let interrupted = super::interrupted();
     let mut client = Client::connect(&socket).await?;
     let mut params = stream_params(&args);
-    if args.cursor.is_none() && args.max_age.is_some() {
+    // Started from the store's first row, the maxAgeMs floor is bound to skip rows: the
+    // first `active` says `truncated`, and that is the stretch asked for, not a gap.
+    let mut floor_asked = args.cursor.is_none() && args.max_age.is_some();
+    if floor_asked {
         // The protocol replays nothing for a fresh start, even with maxAgeMs; so start from
         // the store's first row and let the maxAgeMs floor skip to the stretch asked for.
         params["cursor"] = json!(start_of_store(&mut client, &params).await?);
@@ -42,35 +47,51 @@ pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
         .send_request(STREAM_ID, "events/stream", params)
         .await?;
     if std::io::stderr().is_terminal() {
-        eprintln!(
+        crate::output::err(format_args!(
             "tidings: watching {} on {}; Ctrl-C to stop",
             args.event_type,
             socket.display()
-        );
+        ));
     }
 
     // Only a cursor the daemon vouched for is printed at the end: echoing the one we were
     // given would repeat a garbage cursor as if it were good.
     let mut cursor = None;
-    let end = stream(&mut client, &args.event_type, &mut cursor, interrupted).await;
+    let end = stream(
+        &mut client,
+        &args.event_type,
+        &mut cursor,
+        &mut floor_asked,
+        interrupted,
+    )
+    .await;
     if matches!(end, Ok(End::Interrupted)) {
         // Tell the daemon, so it frees the stream at once; it may already be gone.
         let _ = client.cancel(STREAM_ID, "tidings tail interrupted").await;
     }
     if let Some(cursor) = &cursor {
-        eprintln!("tidings: resume with --cursor {cursor}");
+        crate::output::err(format_args!("tidings: resume with --cursor {cursor}"));
     }
     match end? {
         End::Interrupted | End::BrokenPipe | End::Completed => Ok(exit_code::SUCCESS),
         End::Disconnected => {
-            eprintln!(
+            crate::output::err(format_args!(
                 "tidings: the daemon at {} closed the connection",
                 socket.display()
-            );
+            ));
+            Ok(exit_code::FAILURE)
+        }
+        End::OutputFailed(error) => {
+            crate::output::err(format_args!(
+                "tidings: cannot write events to stdout: {error}"
+            ));
             Ok(exit_code::FAILURE)
         }
         End::Terminated(error) => {
-            eprintln!("tidings: the daemon ended the stream: {}", describe(&error));
+            crate::output::err(format_args!(
+                "tidings: the daemon ended the stream: {}",
+                describe(&error)
+            ));
             Ok(exit_code::FAILURE)
         }
     }
@@ -129,6 +150,7 @@ async fn stream(
     client: &mut Client,
     event_type: &str,
     cursor: &mut Option<String>,
+    floor_asked: &mut bool,
     interrupted: impl Future<Output = ()>,
 ) -> Result<End, ClientError> {
     tokio::pin!(interrupted);
@@ -162,11 +184,14 @@ async fn stream(
             .map(str::to_owned);
         match method.as_str() {
             "notifications/events/active" => {
-                if params.get("truncated").and_then(Value::as_bool) == Some(true) {
-                    eprintln!(
+                let truncated = params.get("truncated").and_then(Value::as_bool) == Some(true);
+                // Only the first `active` can be the floor's; a later one is a real gap.
+                let expected = std::mem::take(floor_asked);
+                if truncated && !expected {
+                    crate::output::err(format_args!(
                         "tidings: gap in {event_type}: some events were skipped (the store was \
                          rebuilt, or the cursor was too old); continuing from a fresh cursor"
-                    );
+                    ));
                 }
                 tracing::info!(cursor = ?new_cursor, "stream active");
             }
@@ -179,18 +204,15 @@ async fn stream(
                     if error.kind() == std::io::ErrorKind::BrokenPipe {
                         return Ok(End::BrokenPipe);
                     }
-                    return Err(ClientError::Io {
-                        path: "<stdout>".into(),
-                        source: error,
-                    });
+                    return Ok(End::OutputFailed(error));
                 }
             }
             "notifications/events/heartbeat" => tracing::debug!(cursor = ?new_cursor, "heartbeat"),
             "notifications/events/error" => {
-                eprintln!(
+                crate::output::err(format_args!(
                     "tidings: store error (the stream stays open): {}",
                     describe(&params["error"])
-                );
+                ));
             }
             "notifications/events/terminated" => {
                 return Ok(End::Terminated(params["error"].take()));

@@ -37,14 +37,14 @@ pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
                 .context(NO_KEYCHAIN)?;
             match stored {
                 Some(token) => {
-                    println!("{}", token.expose());
+                    crate::output::out(format_args!("{}", token.expose()));
                     Ok(exit_code::SUCCESS)
                 }
                 None => {
-                    eprintln!(
+                    crate::output::err(format_args!(
                         "tidings: no HTTP token yet; one is made when the endpoint first starts \
                          (`tidings serve --http 127.0.0.1:3917`), or run `tidings token rotate`"
-                    );
+                    ));
                     Ok(exit_code::FAILURE)
                 }
             }
@@ -58,18 +58,22 @@ async fn rotate(keychain: Arc<KeyringKeychain>, args: RotateArgs) -> anyhow::Res
         .await
         .context("the keychain task failed")?
         .context(NO_KEYCHAIN)?;
-    eprintln!("tidings: stored a new HTTP token in the keychain (`tidings token show` prints it)");
+    crate::output::err(format_args!(
+        "tidings: stored a new HTTP token in the keychain (`tidings token show` prints it)"
+    ));
     let socket = resolve_socket(args.socket.as_deref())?;
     let mut client = match Client::connect(&socket).await {
         Ok(client) => client,
         Err(ClientError::NotRunning { .. }) => {
-            eprintln!("tidings: no daemon running; the next start uses the new token");
+            crate::output::err(format_args!(
+                "tidings: no daemon running; the next start uses the new token"
+            ));
             return Ok(exit_code::SUCCESS);
         }
         Err(e) => return Err(e.into()),
     };
     let answer = client.call(1, ROTATE_METHOD, json!({})).await?;
-    eprintln!("tidings: {}", describe(&answer));
+    crate::output::err(format_args!("tidings: {}", describe(&answer)));
     Ok(exit_code::SUCCESS)
 }
 

@@ -101,6 +101,14 @@ impl ConnectionState {
         }
     }
 
+    /// Whether a live stream holds `id` (a plain request under it would take over the
+    /// stream's cancellation in rmcp). Always false over HTTP.
+    pub(crate) fn is_stream_id(&self, id: &RequestId) -> bool {
+        self.live_ids
+            .as_ref()
+            .is_some_and(|ids| lock(ids).contains(id))
+    }
+
     /// Whether any stream id is reserved (the framer only reads answers' ids then).
     pub(crate) fn has_stream_ids(&self) -> bool {
         self.live_ids

@@ -96,8 +96,9 @@ pub fn not_found_subscription() -> ErrorData {
     )
 }
 
-/// A second `events/stream` whose id is a live stream's on the same connection: the id is
-/// the stream's `subscriptionId` and the key of its cancellation, so it must be unique.
+/// A request (a second `events/stream`, or any other) whose id is a live stream's on the same
+/// connection: the id is the stream's `subscriptionId` and the key of its cancellation, so it
+/// must be unique while the stream lives.
 pub fn duplicate_stream_id(id: &RequestId) -> ErrorData {
     // The id is the client's own and may be up to a frame long: the response carries it in
     // full as `id`, so the message shows at most its first 64 characters.
