@@ -178,13 +178,16 @@ impl Engine {
 
     /// A cheap look at the store behind `ty`: has anything changed?
     pub fn stamp(&self, ty: EventType) -> Result<Stamp, StoreError> {
+        // The guard's lock first, then the store's (the order `next` takes them in), held
+        // together: stamps are then observed in the order they were taken, so a head seen
+        // going down is a store refilled in place, never an older stamp observed late.
+        let mut backfill = self.backfill_of(ty);
         let stamp = match ty {
             EventType::MailReceived => lock(&self.mail).stamp(),
             EventType::MessagesReceived => lock(&self.messages).stamp(),
         }?;
         // The hub stamps on every change: this is when rows are first seen.
-        self.backfill_of(ty)
-            .observe(stamp.identity, stamp.head, self.clock.now());
+        backfill.observe(stamp.identity, stamp.head, self.clock.now());
         Ok(stamp)
     }
 
