@@ -164,9 +164,7 @@ impl Hub {
             tokio::select! {
                 _ = self.inner.shutdown.cancelled() => break,
                 _ = store.kick.notified() => {
-                    tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
-                    let at = Instant::now();
-                    tokio::time::sleep(DEBOUNCE).await;
+                    let at = self.file_event(ty).await;
                     self.follow(ty, Some(at)).await;
                 }
                 // The first tick fires at once: it installs the watch and takes the first stamp.
@@ -189,6 +187,15 @@ impl Hub {
             }
         }
         lock(&self.inner.watchers).clear();
+    }
+
+    /// A file event arrived: trace it and gather the rest of its burst for [`DEBOUNCE`].
+    /// Returns when it came, for the latency trace.
+    async fn file_event(&self, ty: EventType) -> Instant {
+        tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
+        let at = Instant::now();
+        tokio::time::sleep(DEBOUNCE).await;
+        at
     }
 
     /// Check now, then re-check on a backing-off schedule until the stamp has been unchanged,
@@ -214,9 +221,7 @@ impl Hub {
             tokio::select! {
                 _ = self.inner.shutdown.cancelled() => return,
                 _ = store.kick.notified() => {
-                    tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
-                    event = Some(Instant::now());
-                    tokio::time::sleep(DEBOUNCE).await;
+                    event = Some(self.file_event(ty).await);
                     gap = FOLLOW_GAP_MIN;
                     still_since = Instant::now();
                 }
@@ -355,6 +360,21 @@ mod tests {
     use tidings_core::Limits;
     use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
 
+    /// A hub on `paths` with an hour-long safety tick (so only file events and the live check
+    /// can wake a store within a test) and the given live check.
+    fn start_hub(paths: &StorePaths, live_check: Duration) -> (Hub, CancellationToken) {
+        let engine = Arc::new(Engine::new(paths, Limits::default()));
+        let shutdown = CancellationToken::new();
+        let hub = Hub::start(
+            engine,
+            paths,
+            Duration::from_secs(3600),
+            live_check,
+            shutdown.clone(),
+        );
+        (hub, shutdown)
+    }
+
     #[test]
     fn only_the_db_wal_and_shm_names_count() {
         let names = store_names(Path::new("/x/Envelope Index")).unwrap();
@@ -378,16 +398,8 @@ mod tests {
             .unwrap();
         let inbox = mail.add_mailbox(&acct, "INBOX").unwrap();
         let paths = StorePaths::for_home(dir.path());
-        let engine = Arc::new(Engine::new(&paths, Limits::default()));
-        let shutdown = CancellationToken::new();
         // A long tick: only file events can wake the store within the test's timeout.
-        let hub = Hub::start(
-            engine,
-            &paths,
-            Duration::from_secs(3600),
-            Duration::from_secs(3600),
-            shutdown.clone(),
-        );
+        let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
         let mut rx = hub.wake_receiver(EventType::MailReceived);
         // The first tick takes the first stamp.
         tokio::time::timeout(Duration::from_secs(5), rx.changed())
@@ -418,15 +430,7 @@ mod tests {
     async fn a_missing_store_is_reported_not_fatal() {
         let dir = tempfile::tempdir().unwrap();
         let paths = StorePaths::for_home(dir.path());
-        let engine = Arc::new(Engine::new(&paths, Limits::default()));
-        let shutdown = CancellationToken::new();
-        let hub = Hub::start(
-            engine,
-            &paths,
-            Duration::from_secs(3600),
-            Duration::from_secs(3600),
-            shutdown.clone(),
-        );
+        let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
         let mut rx = hub.wake_receiver(EventType::MessagesReceived);
         tokio::time::timeout(Duration::from_secs(5), rx.changed())
             .await
@@ -442,15 +446,7 @@ mod tests {
         // until the next safety tick (an hour away): only the live check can find the store.
         let dir = tempfile::tempdir().unwrap();
         let paths = StorePaths::for_home(dir.path());
-        let engine = Arc::new(Engine::new(&paths, Limits::default()));
-        let shutdown = CancellationToken::new();
-        let hub = Hub::start(
-            engine,
-            &paths,
-            Duration::from_secs(3600),
-            Duration::from_millis(50),
-            shutdown.clone(),
-        );
+        let (hub, shutdown) = start_hub(&paths, Duration::from_millis(50));
         let mut rx = hub.wake_receiver(EventType::MailReceived);
         tokio::time::timeout(Duration::from_secs(5), rx.changed())
             .await
