@@ -32,11 +32,11 @@ pub(crate) struct ConnectionState {
     /// cancellation entry per id, so a second stream under a live id would share the first's
     /// notifications and leave one of the two uncancellable: it is refused. The framer owns
     /// the set: it reserves an id as it forwards the request, in order, before rmcp sees the
-    /// next line, and releases it when the request's answer goes out or a cancel names it
-    /// (see `frames.rs`). `None` over HTTP,
-    /// which is stateless per request: each POST is its own JSON-RPC exchange with its own
-    /// rmcp service and response stream (a stream is cancelled by dropping it), so two POSTs
-    /// with the same id under one token never meet.
+    /// next line; the id is freed when the stream's handler is done with it
+    /// ([`StreamIdHold`]) or when rmcp answers the request without the handler, never on a
+    /// cancel (see `frames.rs`). `None` over HTTP, which is stateless per request: each POST
+    /// is its own JSON-RPC exchange with its own rmcp service and response stream (a stream
+    /// is cancelled by dropping it), so two POSTs with the same id under one token never meet.
     live_ids: Option<Mutex<HashSet<RequestId>>>,
     /// When the client last sent a line (ms on [`clock`]); the socket's cap evicts the
     /// connection idle longest first.
