@@ -26,6 +26,50 @@ pub struct Settings {
     pub messages: EventSettings,
     /// The loopback Streamable HTTP endpoint (`[http]`).
     pub http: HttpSettings,
+    /// Named filters for `tidings-mcp --channel --preset NAME` (`[channel.presets.NAME]`).
+    #[serde(skip_serializing_if = "ChannelSettings::is_empty")]
+    pub channel: ChannelSettings,
+}
+
+/// The Claude Code channel's presets. Only `tidings-mcp --channel` reads them (it parses the
+/// same table itself, see docs/decisions/channel.md); the daemon validates them so a typo is
+/// reported by `tidings status` rather than at the channel's start.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelSettings {
+    /// Preset name to the filters it stands for.
+    pub presets: std::collections::BTreeMap<String, ChannelPreset>,
+}
+
+impl ChannelSettings {
+    /// No presets: the table is left out of a saved file.
+    pub fn is_empty(&self) -> bool {
+        self.presets.is_empty()
+    }
+}
+
+/// What one channel preset delivers: the same choices as `tidings-mcp --channel`'s flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelPreset {
+    /// Event type names (`mail.received`, `messages.received`); empty means both.
+    #[serde(deserialize_with = "type_names")]
+    pub types: Vec<String>,
+    /// Sender addresses or phone numbers (the `from` argument).
+    pub from: Vec<String>,
+    /// Sender domains (the `domains` argument).
+    pub domains: Vec<String>,
+}
+
+fn type_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    match names.iter().find(|n| EventType::from_name(n).is_none()) {
+        Some(bad) => Err(serde::de::Error::custom(format!(
+            "unknown event type `{bad}` in a channel preset; use mail.received or \
+             messages.received"
+        ))),
+        None => Ok(names),
+    }
 }
 
 /// The optional Streamable HTTP endpoint on the loopback interface. Every field applies live
@@ -434,6 +478,29 @@ mod tests {
         ];
         s.save(&path).unwrap();
         assert_eq!(Settings::load(&path).unwrap(), s);
+    }
+
+    #[test]
+    fn channel_presets_are_read_and_checked() {
+        let text =
+            "[channel.presets.work]\ntypes = [\"mail.received\"]\ndomains = [\"acme.com\"]\n";
+        let s = Settings::parse(text, Path::new("s.toml")).unwrap();
+        let work = &s.channel.presets["work"];
+        assert_eq!(work.types, ["mail.received"]);
+        assert_eq!(work.domains, ["acme.com"]);
+        assert!(work.from.is_empty());
+
+        let bad = "[channel.presets.work]\ntypes = [\"mail\"]\n";
+        let err = Settings::parse(bad, Path::new("s.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2") && err.contains("`mail`"), "{err}");
+        // Saved settings without presets keep their old shape.
+        assert!(
+            !toml::to_string(&Settings::default())
+                .unwrap()
+                .contains("channel")
+        );
     }
 
     #[test]
