@@ -401,8 +401,13 @@ impl Channel {
         let message = error["message"].as_str().unwrap_or("refused");
         let disabled = error["data"]["reason"] == "disabled";
         if first_connection && !stream.confirmed && (stream.explicit || !disabled) {
+            let hint = if error["data"]["field"] == "arguments" {
+                "; give the channel --from or --domains, or a --preset that has them"
+            } else {
+                ""
+            };
             eprintln!(
-                "tidings-mcp: the channel cannot subscribe to {}: {message}",
+                "tidings-mcp: the channel cannot subscribe to {}: {message}{hint}",
                 stream.name
             );
             return Flow::Exit(exit_code::REFUSED);
