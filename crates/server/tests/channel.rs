@@ -25,7 +25,7 @@ fn channel(daemon: &Daemon, args: &[&str]) -> Client {
 }
 
 /// A host request (no 2026 `_meta`: Claude Code speaks 2025-11-25), and its response.
-fn host_call(client: &mut Client, id: u64, method: &str, params: Value) -> Value {
+fn host_call(client: &mut Client, id: u64, method: &str, params: &Value) -> Value {
     let mark = client.mark();
     client.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     client.wait_for(&format!("the answer to {method}"), mark, |f| {
@@ -39,7 +39,7 @@ fn handshake(client: &mut Client) -> Value {
         client,
         1,
         "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        &json!({"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "claude-code", "version": "2.1.90"}}),
     );
     client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -87,7 +87,7 @@ fn discover_is_refused_and_initialize_declares_the_channel() {
         &["--type", "mail.received", "--domains", "example.com"],
     );
 
-    let discover = host_call(&mut client, 7, "server/discover", json!({}));
+    let discover = host_call(&mut client, 7, "server/discover", &json!({}));
     assert_eq!(discover["error"]["code"], -32601, "{discover}");
 
     let init = handshake(&mut client)["result"].clone();
@@ -100,12 +100,12 @@ fn discover_is_refused_and_initialize_declares_the_channel() {
     assert!(instructions.contains("untrusted"), "{instructions}");
 
     assert_eq!(
-        host_call(&mut client, 2, "ping", json!({}))["result"],
+        host_call(&mut client, 2, "ping", &json!({}))["result"],
         json!({})
     );
-    let tools = host_call(&mut client, 3, "tools/list", json!({}));
+    let tools = host_call(&mut client, 3, "tools/list", &json!({}));
     assert!(tools["result"]["tools"].is_array(), "{tools}");
-    let other = host_call(&mut client, 4, "resources/list", json!({}));
+    let other = host_call(&mut client, 4, "resources/list", &json!({}));
     assert_eq!(other["error"]["code"], -32601, "{other}");
     assert!(client.close().success());
 }
@@ -241,7 +241,7 @@ fn a_daemon_restart_loses_nothing_and_repeats_nothing() {
     let message_down = writer.message("+12025550111");
     // Claude Code pings a server it thinks is alive; the channel keeps answering.
     assert_eq!(
-        host_call(&mut client, 2, "ping", json!({}))["result"],
+        host_call(&mut client, 2, "ping", &json!({}))["result"],
         json!({})
     );
 

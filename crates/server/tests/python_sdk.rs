@@ -1,10 +1,10 @@
-//! The official Python MCP SDK (`mcp`, pinned in examples/python/requirements.txt) as a
-//! client of a demo daemon through the real shim: examples/python/events_stream.py gets
+//! The official Python MCP SDK (`mcp`, pinned in `examples/python/requirements.txt`) as a
+//! client of a demo daemon through the real shim: `examples/python/events_stream.py` gets
 //! events through `events/stream` on 2026-07-28, and through the pull tools on 2025-11-25
 //! (skipped, saying so, while the daemon lists no `tidings_check`).
 //!
-//! The venv lives under this run's target dir and is reused; scripts/python-sdk-venv.sh makes
-//! it (PyPI must be reachable the first time, as it is in CI).
+//! The venv lives under this run's target dir and is reused; `scripts/python-sdk-venv.sh` makes
+//! it (the Python package index must be reachable the first time, as it is in CI).
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! content and string `meta` under identifier keys, every untrusted field sanitised and
 //! the whole event capped (Claude Code enforces no size limit of its own).
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value, json};
 
 /// The most bytes one channel notification's params may take, as JSON.
@@ -39,10 +41,10 @@ pub fn channel_params(event: &Value) -> Option<Value> {
             };
             let mut line = format!("New mail from {}", or_unknown(&who));
             if !mailbox.is_empty() {
-                line.push_str(&format!(" in {mailbox}"));
+                let _ = write!(line, " in {mailbox}");
             }
             subject_at = Some(line.len());
-            line.push_str(&format!(": “{subject}”"));
+            let _ = write!(line, ": “{subject}”");
             content = line;
             meta.insert("event".into(), "mail_received".into());
             meta.insert("from".into(), address.into());
@@ -57,7 +59,7 @@ pub fn channel_params(event: &Value) -> Option<Value> {
             let group = data["chat"]["isGroup"].as_bool().unwrap_or(false);
             let mut line = format!("New message from {}", or_unknown(&handle));
             if !service.is_empty() {
-                line.push_str(&format!(" ({service})"));
+                let _ = write!(line, " ({service})");
             }
             if group {
                 let chat = if chat_name.is_empty() {
@@ -65,7 +67,7 @@ pub fn channel_params(event: &Value) -> Option<Value> {
                 } else {
                     &chat_name
                 };
-                line.push_str(&format!(" in the group “{chat}”"));
+                let _ = write!(line, " in the group “{chat}”");
             }
             content = line;
             meta.insert("event".into(), "messages_received".into());

@@ -145,12 +145,11 @@ impl Channel {
                     // Claude Code closed stdin (or it broke): the session is over.
                     _ => Flow::Exit(exit_code::SUCCESS),
                 },
-                line = next_line(&mut self.conn) => match line {
-                    Some(line) => self.on_daemon(&line).await,
-                    None => {
-                        backoff = FIRST_RECONNECT;
-                        self.lost().await
-                    }
+                line = next_line(&mut self.conn) => if let Some(line) = line {
+                    self.on_daemon(&line).await
+                } else {
+                    backoff = FIRST_RECONNECT;
+                    self.lost().await
                 },
                 () = tokio::time::sleep(backoff), if self.conn.is_none() => {
                     // A zero wait: ask the OS to start the daemon if it can, never block here.
@@ -230,10 +229,10 @@ impl Channel {
                     if let Some(info) = params.get("clientInfo").filter(|i| i.is_object()) {
                         self.client_info = info.clone();
                     }
-                    self.send_host(&wire::result(&id, wire::initialize_result()))
+                    self.send_host(&wire::result(&id, &wire::initialize_result()))
                         .await
                 }
-                "ping" => self.send_host(&wire::result(&id, json!({}))).await,
+                "ping" => self.send_host(&wire::result(&id, &json!({}))).await,
                 "tools/list" | "tools/call" => self.forward(id, method, params).await,
                 _ => self.send_host(&wire::not_found(&id, &method)).await,
             },
@@ -380,9 +379,9 @@ impl Channel {
         let answer = match (&frame["error"], call.method.as_str()) {
             // A daemon without pull tools: a channel that offers none, not an error.
             (error, "tools/list") if error["code"] == wire::METHOD_NOT_FOUND => {
-                wire::result(&call.host_id, json!({"tools": []}))
+                wire::result(&call.host_id, &json!({"tools": []}))
             }
-            (Value::Null, _) => wire::result(&call.host_id, frame["result"].clone()),
+            (Value::Null, _) => wire::result(&call.host_id, &frame["result"]),
             (error, _) => json!({"jsonrpc": "2.0", "id": call.host_id, "error": error}),
         };
         self.send_host(&answer).await

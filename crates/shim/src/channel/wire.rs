@@ -80,7 +80,7 @@ pub fn initialize_result() -> Value {
 }
 
 /// A result frame.
-pub fn result(id: &Value, result: Value) -> Value {
+pub fn result(id: &Value, result: &Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
