@@ -105,6 +105,21 @@ fn discover_is_refused_and_initialize_declares_the_channel() {
     );
     let tools = host_call(&mut client, 3, "tools/list", &json!({}));
     assert!(tools["result"]["tools"].is_array(), "{tools}");
+    // Forwarded to the daemon under its own id, answered under the host's.
+    let call = host_call(
+        &mut client,
+        5,
+        "tools/call",
+        &json!({"name": "tidings_check", "arguments": {}}),
+    );
+    assert!(
+        call.get("result").is_some() || call.get("error").is_some(),
+        "{call}"
+    );
+    let mark = client.mark();
+    client.send_raw("this is not json\n");
+    let parse = client.wait_for("the parse error", mark, |f| f["error"]["code"] == -32700);
+    assert_eq!(parse["id"], Value::Null);
     let other = host_call(&mut client, 4, "resources/list", &json!({}));
     assert_eq!(other["error"]["code"], -32601, "{other}");
     assert!(client.close().success());

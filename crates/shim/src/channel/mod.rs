@@ -133,15 +133,22 @@ struct Channel {
 
 impl Channel {
     async fn run(&mut self) -> u8 {
-        let mut host = BufReader::new(tokio::io::stdin()).lines();
+        // Bytes, not `lines()`: a line that is not UTF-8 gets a parse error, not an end.
+        let mut host = BufReader::new(tokio::io::stdin());
+        let mut host_line = Vec::new();
         let mut backoff = FIRST_RECONNECT;
         loop {
             // At start, the streams are settled before Claude Code is answered, so a refused
             // channel exits before it looks connected.
             let starting = self.starting();
             let flow = tokio::select! {
-                line = host.next_line(), if !starting => match line {
-                    Ok(Some(line)) => self.on_host(&line).await,
+                // Cancel-safe: a partly read line stays in `host_line` for the next round.
+                read = host.read_until(b'\n', &mut host_line), if !starting => match read {
+                    Ok(n) if n > 0 => {
+                        let line = String::from_utf8_lossy(&host_line).into_owned();
+                        host_line.clear();
+                        self.on_host(&line).await
+                    }
                     // Claude Code closed stdin (or it broke): the session is over.
                     _ => Flow::Exit(exit_code::SUCCESS),
                 },
