@@ -237,8 +237,10 @@ fn a_channel_without_a_sender_bound_is_refused() {
     assert!(client.frames.is_empty(), "{:?}", client.frames);
 }
 
-#[test]
-fn a_daemon_restart_loses_nothing_and_repeats_nothing() {
+/// Stops the daemon (`kill`: SIGKILL, else SIGTERM, which ends each stream with a final
+/// result first), writes while it is down, restarts it on the same data dir, writes again,
+/// and checks the channel delivered exactly those mails, in order.
+fn restart_mid_session(graceful: bool) {
     let tmp = Arc::new(tempfile::tempdir().unwrap());
     let mut daemon = Daemon::start_in(Arc::clone(&tmp));
     let writer = Writer::new(daemon.home());
@@ -251,7 +253,11 @@ fn a_daemon_restart_loses_nothing_and_repeats_nothing() {
     let before = writer.mail("ana@example.com");
     wait_channel(&mut client, &before);
 
-    daemon.kill();
+    if graceful {
+        assert!(daemon.terminate().success(), "{}", daemon.stderr());
+    } else {
+        daemon.kill();
+    }
     let while_down: Vec<String> = (0..3).map(|_| writer.mail("ana@example.com")).collect();
     let message_down = writer.message("+12025550111");
     // Claude Code pings a server it thinks is alive; the channel keeps answering.
@@ -291,4 +297,14 @@ fn a_daemon_restart_loses_nothing_and_repeats_nothing() {
     let stderr = client.stderr();
     assert!(stderr.contains("reconnected"), "{stderr}");
     drop(daemon);
+}
+
+#[test]
+fn a_daemon_killed_mid_session_loses_nothing_and_repeats_nothing() {
+    restart_mid_session(false);
+}
+
+#[test]
+fn a_daemon_stopped_mid_session_loses_nothing_and_repeats_nothing() {
+    restart_mid_session(true);
 }

@@ -67,6 +67,7 @@ pub async fn serve(path: &Path, args: ChannelArgs) -> u8 {
         outbox: Vec::new(),
         client_info: json!({"name": "unknown", "version": "0"}),
         first_connection: true,
+        backoff: FIRST_RECONNECT,
     };
     channel.attach(socket).await;
     channel.run().await
@@ -129,6 +130,8 @@ struct Channel {
     client_info: Value,
     /// Still on the connection made at start: a refused stream ends the process.
     first_connection: bool,
+    /// The pause before the next reconnect attempt.
+    backoff: Duration,
 }
 
 impl Channel {
@@ -136,7 +139,6 @@ impl Channel {
         // Bytes, not `lines()`: a line that is not UTF-8 gets a parse error, not an end.
         let mut host = BufReader::new(tokio::io::stdin());
         let mut host_line = Vec::new();
-        let mut backoff = FIRST_RECONNECT;
         loop {
             // At start, the streams are settled before Claude Code is answered, so a refused
             // channel exits before it looks connected.
@@ -155,17 +157,16 @@ impl Channel {
                 line = next_line(&mut self.conn) => if let Some(line) = line {
                     self.on_daemon(&line).await
                 } else {
-                    backoff = FIRST_RECONNECT;
                     self.lost().await
                 },
-                () = tokio::time::sleep(backoff), if self.conn.is_none() => {
+                () = tokio::time::sleep(self.backoff), if self.conn.is_none() => {
                     // A zero wait: ask the OS to start the daemon if it can, never block here.
                     match connect::connect_or_start(&self.path, self.launcher.as_ref(), Duration::ZERO).await {
                         Ok(socket) => {
                             eprintln!("tidings-mcp: reconnected to the daemon; resuming the channel");
                             self.attach(socket).await;
                         }
-                        Err(_) => backoff = (backoff * 2).min(MAX_RECONNECT),
+                        Err(_) => self.backoff = (self.backoff * 2).min(MAX_RECONNECT),
                     }
                     Flow::Continue
                 }
@@ -209,6 +210,7 @@ impl Channel {
         );
         self.conn = None;
         self.first_connection = false;
+        self.backoff = FIRST_RECONNECT;
         for stream in &mut self.streams {
             stream.request = None;
         }
@@ -378,7 +380,14 @@ impl Channel {
             return Flow::Continue;
         };
         if let Some(i) = self.streams.iter().position(|s| s.request == Some(id)) {
-            return self.on_stream_end(i, frame);
+            if frame["error"].is_null() {
+                // A final result with no `terminated` before it: the daemon is shutting
+                // down (a `terminated` stream has no request left to match). Reconnect and
+                // resume rather than lose the stream.
+                self.streams[i].request = None;
+                return self.lost().await;
+            }
+            return self.on_stream_refused(i, &frame["error"]);
         }
         let Some(call) = self.pending.remove(&id) else {
             return Flow::Continue;
@@ -394,16 +403,13 @@ impl Channel {
         self.send_host(&answer).await
     }
 
-    /// The daemon answered a stream request: a refusal, or the end of a stream it closed.
-    fn on_stream_end(&mut self, i: usize, frame: &Value) -> Flow {
+    /// The daemon refused a stream request: fatal on the first connection, else that
+    /// stream ends with a note.
+    fn on_stream_refused(&mut self, i: usize, error: &Value) -> Flow {
         let first_connection = self.first_connection;
         let stream = &mut self.streams[i];
         stream.request = None;
         stream.ended = true;
-        let error = &frame["error"];
-        if error.is_null() {
-            return Flow::Continue;
-        }
         let message = error["message"].as_str().unwrap_or("refused");
         let disabled = error["data"]["reason"] == "disabled";
         if first_connection && !stream.confirmed && (stream.explicit || !disabled) {
