@@ -32,6 +32,8 @@ use wire::HostFrame;
 
 /// First pause before a reconnect attempt; doubled up to [`MAX_RECONNECT`].
 const FIRST_RECONNECT: Duration = Duration::from_millis(100);
+/// Channel notifications held until the host's `notifications/initialized`, at most.
+const MAX_OUTBOX: usize = 256;
 /// Longest pause between reconnect attempts: a restarted daemon is found within this.
 const MAX_RECONNECT: Duration = Duration::from_secs(2);
 
@@ -352,6 +354,11 @@ impl Channel {
                         if self.initialized {
                             self.send_host(&frame).await
                         } else {
+                            // Bounded: a host that never finishes its handshake gets the
+                            // latest events, not an ever-growing queue.
+                            if self.outbox.len() == MAX_OUTBOX {
+                                self.outbox.remove(0);
+                            }
                             self.outbox.push(frame);
                             Flow::Continue
                         }
