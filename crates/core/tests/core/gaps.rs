@@ -1,9 +1,7 @@
 //! Gaps: a cursor for another file (a rebuilt or recreated store, the other store) or past the head is
 //! answered with `truncated` and a fresh head cursor, never an error.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use tidings_core::{Cursor, EventType, FileIdentity};
 use tidings_fixtures::{

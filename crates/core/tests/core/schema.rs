@@ -2,9 +2,7 @@
 //! exactly those is read in full, a store missing one is a `store_schema` error naming it, and
 //! a scan that fails while the cheap stamp works is remembered for status (issue 7.3).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rusqlite::Connection;
 use serde_json::json;
 use tidings_core::{Cursor, EventType, RequestError, StoreError};

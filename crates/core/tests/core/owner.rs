@@ -2,14 +2,12 @@
 //! within their busy timeout while Tidings reads, and a store wiped in place is reported, not
 //! read from a stale index (issue 8.3).
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use rusqlite::Connection;
 use tidings_core::{Cursor, Engine, EventType, StoreError};
 use tidings_fixtures::{MailProfile, MessagesProfile, NewMessage};

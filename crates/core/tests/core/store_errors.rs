@@ -1,13 +1,11 @@
 //! Each way a store can fail is its own typed error with a clear message, and the engine
 //! recovers when the store comes back.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use rusqlite::Connection;
 use tidings_core::{EventType, Limits, StoreError};
 use tidings_fixtures::{MacHome, MailProfile, MessagesProfile};
@@ -135,7 +133,11 @@ fn an_unreadable_store_is_permission_denied() {
     }
     let exe = std::env::current_exe().unwrap();
     let out = match std::process::Command::new(&exe)
-        .args(["--exact", "permission_denied_child", "--nocapture"])
+        .args([
+            "--exact",
+            "store_errors::permission_denied_child",
+            "--nocapture",
+        ])
         .env("TIDINGS_TEST_DENIED_HOME", &w.home.root)
         .uid(65534)
         .gid(65534)

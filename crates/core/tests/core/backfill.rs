@@ -2,12 +2,10 @@
 //! skipped and counted once; rows delayed by a sleeping laptop are delivered; window 0 turns
 //! the guard off. Poll and push share `Engine::next`, so both see the same.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use tidings_core::{Clock, Cursor, Engine, EventType, StorePaths};
 use tidings_fixtures::{

@@ -1,9 +1,7 @@
 //! Over the fixture variety, exactly the rows the manifest marks deliverable become events:
 //! every skip rule, Gmail's INBOX through labels, undated rows, duplicate copies once.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use tidings_core::{EventType, Occurrence};
 use tidings_fixtures::{Expect, MailProfile, Manifest, MessagesProfile};

@@ -1,9 +1,7 @@
 //! `events/poll` semantics on real fixture stores: bootstrap, maxEvents and hasMore, the bound
 //! on rows examined, maxAgeMs seeking, filters and the allowlist.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 use tidings_core::{Cursor, EventType, Limits, RequestError, Subscription, SubscriptionParams};
 use tidings_fixtures::{

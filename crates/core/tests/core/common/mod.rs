@@ -1,5 +1,4 @@
 //! Shared test helpers: a fake Mac home with fixture stores, an engine on it, and drains.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 

@@ -1,9 +1,7 @@
 //! A row is data written by strangers: invalid UTF-8, a BLOB where text belongs, a date stored
 //! as text or as `1e300` is read leniently, and delivery goes on past it (issue 8.2).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use tidings_core::EventType;
 use tidings_fixtures::{
     Addr, MailProfile, MessagesProfile, NewChat, NewMail, NewMessage, Service, apple_ns_from_unix,

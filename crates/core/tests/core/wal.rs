@@ -1,9 +1,7 @@
 //! The newest rows live in the `-wal` file until a checkpoint: a `mode=ro` reader must see
 //! them (an `immutable=1` reader would not).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rusqlite::{Connection, OpenFlags};
 use tidings_core::EventType;
 use tidings_fixtures::{

@@ -1,9 +1,7 @@
 //! Filters against hostile senders and big lists, on real fixture stores: phone patterns and
 //! e-mail handles, chats named like yours, 10,000-entry lists, `service` and `account`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 use tidings_core::descriptor::MAX_ARGUMENT_ITEMS;
 use tidings_core::{EventType, RequestError, Subscription, SubscriptionParams};
