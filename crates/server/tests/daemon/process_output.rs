@@ -2,7 +2,7 @@
 //! (issue 7 item 12), and a stdout or stderr that fails never takes the daemon down (issue 8
 //! item 11).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -81,28 +81,18 @@ fn a_client_cancel_over_http_logs_no_error() {
     );
 }
 
-/// One request on a fresh socket connection; its answer, or None if the daemon is not there.
-fn socket_call(socket: &std::path::Path, method: &str) -> Option<serde_json::Value> {
-    let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
-    stream.set_read_timeout(Some(WAIT)).unwrap();
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}}}});
-    stream.write_all(format!("{request}\n").as_bytes()).ok()?;
-    let mut line = String::new();
-    BufReader::new(stream).read_line(&mut line).ok()?;
-    serde_json::from_str(&line).ok()
-}
-
 /// `serve --demo` with stdout and stderr on what `output` makes, logging at debug (a line per
 /// connection): it must answer, keep answering, and stop cleanly on SIGTERM.
 fn serves_despite(output: impl Fn() -> Stdio + 'static) {
     let mut daemon = Daemon::builder().stdio(output).start();
-    let socket = daemon.socket.clone();
-    let answer = socket_call(&socket, "server/discover").expect("the daemon answered once");
+    let answer = daemon
+        .socket_call("server/discover")
+        .expect("the daemon answered once");
     assert!(answer.get("result").is_some(), "{answer}");
     for _ in 0..20 {
-        let list = socket_call(&socket, "events/list").expect("the daemon stopped answering");
+        let list = daemon
+            .socket_call("events/list")
+            .expect("the daemon stopped answering");
         assert!(list["result"]["events"].is_array(), "{list}");
     }
     assert!(daemon.running(), "serve exited");

@@ -6,15 +6,16 @@
 //! the socket answers) or [`spawn`](Builder::spawn)s it (no wait, for a daemon meant to fail).
 
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 use tidings_fixtures::MacHome;
 
@@ -90,7 +91,7 @@ impl Daemon {
     /// does not mean the stores are ready for the test's writer; an answer does.
     pub fn wait_ready(&mut self) {
         let deadline = Instant::now() + WAIT;
-        while std::os::unix::net::UnixStream::connect(&self.socket).is_err() {
+        while UnixStream::connect(&self.socket).is_err() {
             if let Some(status) = self.child.try_wait().unwrap() {
                 panic!(
                     "daemon exited ({status}) before serving; stderr:\n{}",
@@ -232,6 +233,20 @@ impl Daemon {
     /// A client connected through the shim.
     pub fn client(&self) -> Client {
         Client::connect(&self.socket)
+    }
+
+    /// One request straight on a fresh socket connection (no shim); its answer, or `None` if
+    /// none came within [`WAIT`].
+    pub fn socket_call(&self, method: &str) -> Option<Value> {
+        let mut stream = UnixStream::connect(&self.socket).ok()?;
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+        stream.write_all(format!("{request}\n").as_bytes()).ok()?;
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).ok()?;
+        serde_json::from_str(&line).ok()
     }
 }
 
