@@ -208,7 +208,7 @@ impl Engine {
         max_age_ms: Option<u64>,
     ) -> Result<Start, RequestError> {
         let now = self.clock.now();
-        match &sub.filter {
+        match sub.filter() {
             Filter::Mail(f) => {
                 let mut store = lock(&self.mail);
                 if let Some(account) = &f.account
@@ -256,19 +256,20 @@ impl Engine {
         max_events: u32,
     ) -> Result<Batch, StoreError> {
         let step = Step {
-            name: sub.event_type.name(),
+            name: sub.event_type().name(),
             max_events: max_events.max(1) as usize,
             scan_rows: self.limits.scan_rows.max(1),
             now: self.clock.now(),
         };
-        let mut backfill = self.backfill_of(sub.event_type);
-        let result = match &sub.filter {
+        let mut backfill = self.backfill_of(sub.event_type());
+        let result = match sub.filter() {
             Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step, &mut backfill),
             Filter::Messages(f) => {
                 next_on(&mut *lock(&self.messages), f, after, &step, &mut backfill)
             }
         };
-        *lock(self.scan_error_slot(sub.event_type)) = result.as_ref().err().map(|e| e.to_string());
+        *lock(self.scan_error_slot(sub.event_type())) =
+            result.as_ref().err().map(|e| e.to_string());
         result
     }
 

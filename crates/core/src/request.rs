@@ -158,12 +158,20 @@ pub enum Filter {
 }
 
 /// A checked subscription: an enabled type and a filter bounded by sender.
+///
+/// Built only by [`Subscription::new`], which checks the arguments against the type's schema
+/// and refuses a subscription no sender bounds; the fields are private so that no caller can
+/// skip that check. The type is the filter's own, so the two cannot disagree.
+///
+/// ```compile_fail
+/// use tidings_core::{EventType, Filter, Subscription, filter::MailFilter};
+/// // Unbounded (no sender, no allowlist): refused by `new`, so not buildable by hand either.
+/// let _ = Subscription { event_type: EventType::MailReceived, filter: Filter::Mail(MailFilter::default()) };
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subscription {
-    /// The event type.
-    pub event_type: EventType,
     /// Client filter and user allowlist together.
-    pub filter: Filter,
+    filter: Filter,
 }
 
 /// The enabled event type called `name`: NotFound (with the name sanitised for echoing) when
@@ -271,10 +279,20 @@ impl Subscription {
                 ),
             ));
         }
-        Ok(Subscription {
-            event_type: ty,
-            filter,
-        })
+        Ok(Subscription { filter })
+    }
+
+    /// The event type.
+    pub fn event_type(&self) -> EventType {
+        match self.filter {
+            Filter::Mail(_) => EventType::MailReceived,
+            Filter::Messages(_) => EventType::MessagesReceived,
+        }
+    }
+
+    /// What it lets through: the client's filter with the user's allowlist on top.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
     }
 }
 
@@ -502,14 +520,14 @@ mod tests {
     fn an_allowlist_makes_an_empty_filter_valid_and_sits_on_top() {
         let s = settings(&["example.com"]);
         let sub = Subscription::new("mail.received", &Map::new(), &s).unwrap();
-        let Filter::Mail(f) = sub.filter else {
+        let Filter::Mail(f) = sub.filter() else {
             panic!()
         };
         assert!(f.senders.is_empty());
         assert_eq!(f.allow, vec![SenderPattern::Domain("example.com".into())]);
         let args = json!({"from": ["ana@other.test"]});
         let sub = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap();
-        let Filter::Mail(f) = sub.filter else {
+        let Filter::Mail(f) = sub.filter() else {
             panic!()
         };
         assert_eq!(f.senders.len(), 1);
@@ -582,13 +600,13 @@ mod tests {
         }
         let args = json!({"service": "sms"});
         let sub = Subscription::new("messages.received", args.as_object().unwrap(), &m).unwrap();
-        let Filter::Messages(f) = sub.filter else {
+        let Filter::Messages(f) = sub.filter() else {
             panic!()
         };
         assert_eq!(f.service, Some(Service::Sms));
         let args = json!({"account": "ana@example.com"});
         let sub = Subscription::new("mail.received", args.as_object().unwrap(), &m).unwrap();
-        let Filter::Mail(f) = sub.filter else {
+        let Filter::Mail(f) = sub.filter() else {
             panic!()
         };
         assert_eq!(f.account.as_deref(), Some("ana@example.com"));
