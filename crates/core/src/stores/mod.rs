@@ -5,10 +5,18 @@
 //! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild)
 //! or when the file or its `-wal` shrinks (wiped or truncated in place); an empty file is an
 //! error with nothing held open on it.
+//!
+//! Private to the crate: the engine is the only reader, so a caller cannot scan a store past
+//! the subscription's filter or the poll engine's bounds. [`StorePaths`] and [`Stamp`] are
+//! re-exported at the crate root.
+//!
+//! ```compile_fail
+//! use tidings_core::stores::{Source, Window};
+//! ```
 
 mod columns;
-pub mod mail;
-pub mod messages;
+pub(crate) mod mail;
+pub(crate) mod messages;
 mod open;
 mod read;
 mod sql;
@@ -82,7 +90,7 @@ pub struct Stamp {
 
 /// Which rows a scan may look at: ROWIDs in `(after, upto]`, at most `limit` matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// Exclusive lower bound.
     pub after: i64,
     /// Inclusive upper bound.
@@ -93,7 +101,7 @@ pub struct Window {
 
 /// One matching row, ready to become an occurrence.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Found {
+pub(crate) struct Found {
     /// Its ROWID (the cursor after it).
     pub rowid: i64,
     /// The stable event id.
@@ -106,7 +114,7 @@ pub struct Found {
 
 /// What a scan saw: the file it read and the matches in ROWID order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// The file actually read (a rebuild between stamp and scan shows up here).
     pub identity: FileIdentity,
     /// Matches, at most `Window::limit`.
@@ -114,7 +122,7 @@ pub struct Scan {
 }
 
 /// What the poll engine needs from a store.
-pub trait Source {
+pub(crate) trait Source {
     /// The per-type filter this store understands.
     type Filter;
     /// Rows skipped because they could not be read, since start-up (each counted once).
