@@ -14,12 +14,10 @@ use crate::filter::{
     MAX_PATTERN_LEN, MailFilter, MailboxRef, MessagesFilter, PatternError, SenderPattern, Service,
 };
 use crate::settings::Settings;
-use crate::text::sanitize;
+use crate::text::{MAX_ECHO_CHARS, sanitize};
 
 /// The most events one poll returns, whatever `maxEvents` asks for.
 pub const MAX_EVENTS_CAP: u32 = 1000;
-/// The longest event type name we echo back in an error.
-const MAX_NAME_ECHO: usize = 64;
 
 /// The parameters shared by `events/poll` and `events/stream`.
 #[derive(Clone, Debug, PartialEq)]
@@ -181,7 +179,7 @@ pub fn enabled_type(name: &str, settings: &Settings) -> Result<EventType, Reques
         Some(ty) if settings.for_type(ty).enabled => Ok(ty),
         Some(ty) => Err(RequestError::Disabled { event_type: ty }),
         None => Err(RequestError::NotFound {
-            name: sanitize(name, MAX_NAME_ECHO),
+            name: sanitize(name, MAX_ECHO_CHARS),
         }),
     }
 }
@@ -198,10 +196,10 @@ impl Subscription {
         let allowed = argument_names(ty);
         if let Some(key) = arguments.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(RequestError::invalid(
-                format!("arguments.{}", sanitize(key, MAX_NAME_ECHO)),
+                format!("arguments.{}", sanitize(key, MAX_ECHO_CHARS)),
                 format!(
                     "unknown argument `{}`; {} takes {}",
-                    sanitize(key, MAX_NAME_ECHO),
+                    sanitize(key, MAX_ECHO_CHARS),
                     ty.name(),
                     allowed.join(", ")
                 ),
@@ -244,7 +242,7 @@ impl Subscription {
                             format!(
                                 "arguments.service must be one of {}, got `{}`",
                                 known.join(", "),
-                                sanitize(&name, MAX_NAME_ECHO)
+                                sanitize(&name, MAX_ECHO_CHARS)
                             ),
                         )
                     })?),
@@ -487,6 +485,23 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(e.to_string(), "`mail.received` is turned off in Tidings");
+    }
+
+    #[test]
+    fn a_long_name_or_argument_is_echoed_at_most_max_echo_chars() {
+        let s = settings(&["example.com"]);
+        let long = "x".repeat(1000);
+        let Err(RequestError::NotFound { name }) = Subscription::new(&long, &Map::new(), &s) else {
+            panic!("expected NotFound")
+        };
+        assert_eq!(name.chars().count(), MAX_ECHO_CHARS);
+        let args = json!({ long.clone(): ["a@example.com"] });
+        let e = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap_err();
+        let RequestError::InvalidParams { field, message } = e else {
+            panic!("expected InvalidParams")
+        };
+        assert_eq!(field.chars().count(), "arguments.".len() + MAX_ECHO_CHARS);
+        assert!(!message.contains(&"x".repeat(MAX_ECHO_CHARS)), "{message}");
     }
 
     #[test]

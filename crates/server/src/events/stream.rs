@@ -32,7 +32,7 @@ use crate::daemon::{ConnectionState, Daemon};
 use crate::hub::LATENCY;
 
 /// Events per engine call: bounded work between checks for cancellation.
-const BATCH: u32 = 100;
+const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
 
 /// Serve one `events/stream` request to its end.
 pub async fn stream(
