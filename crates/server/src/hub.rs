@@ -327,10 +327,7 @@ impl Hub {
 }
 
 fn store_path(paths: &StorePaths, ty: EventType) -> &Path {
-    match ty {
-        EventType::MailReceived => &paths.envelope_index,
-        EventType::MessagesReceived => &paths.chat_db,
-    }
+    paths.database(ty)
 }
 
 /// The names whose events matter for the store at `db`: the db, its `-wal` and its `-shm`.

@@ -27,6 +27,7 @@ use time::OffsetDateTime;
 
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
+use crate::event::EventType;
 
 pub(crate) use open::StoreHandle;
 
@@ -73,6 +74,14 @@ impl StorePaths {
             envelope_index: data.join("Envelope Index"),
             accounts_map: data.join("Signatures/AccountsMap.plist"),
             chat_db: home.join("Library/Messages/chat.db"),
+        }
+    }
+
+    /// The database `ty`'s events come from: the Envelope Index or chat.db.
+    pub fn database(&self, ty: EventType) -> &Path {
+        match ty {
+            EventType::MailReceived => &self.envelope_index,
+            EventType::MessagesReceived => &self.chat_db,
         }
     }
 }
@@ -141,4 +150,19 @@ pub(crate) trait Source {
         after: i64,
         upto: i64,
     ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_type_reads_its_own_database() {
+        let paths = StorePaths::for_home(Path::new("/Users/ana"));
+        assert_eq!(
+            paths.database(EventType::MailReceived),
+            paths.envelope_index
+        );
+        assert_eq!(paths.database(EventType::MessagesReceived), paths.chat_db);
+    }
 }
