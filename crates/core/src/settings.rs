@@ -390,7 +390,7 @@ impl Settings {
                 path: path.to_owned(),
             });
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         // Bounded even if the file grows while we read.
         file.take(MAX_SETTINGS_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -590,12 +590,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.toml");
         let mut text = "[mail]\n".to_owned();
-        text.push_str(&"#".repeat(MAX_SETTINGS_BYTES as usize));
+        text.push_str(&"#".repeat(usize::try_from(MAX_SETTINGS_BYTES).unwrap()));
         std::fs::write(&path, text).unwrap();
         let err = Settings::load(&path).unwrap_err().to_string();
         assert!(err.contains("1 MiB") && err.contains("1048576"), "{err}");
         // Exactly at the limit is fine.
-        std::fs::write(&path, "#".repeat(MAX_SETTINGS_BYTES as usize)).unwrap();
+        std::fs::write(
+            &path,
+            "#".repeat(usize::try_from(MAX_SETTINGS_BYTES).unwrap()),
+        )
+        .unwrap();
         assert_eq!(Settings::load(&path).unwrap(), Settings::default());
     }
 
