@@ -99,7 +99,7 @@ impl Hub {
         let stores = EventType::ALL
             .into_iter()
             .map(|ty| Store {
-                path: store_path(paths, ty).to_owned(),
+                path: paths.database(ty).to_owned(),
                 wake: watch::Sender::new(0),
                 kick: Arc::new(Notify::new()),
                 subscribed: Notify::new(),
@@ -324,10 +324,6 @@ impl Hub {
             }
         }
     }
-}
-
-fn store_path(paths: &StorePaths, ty: EventType) -> &Path {
-    paths.database(ty)
 }
 
 /// The names whose events matter for the store at `db`: the db, its `-wal` and its `-shm`.
