@@ -3,14 +3,12 @@
 //! per allowed event and none for others, identifier meta keys with string values, a preset
 //! from settings.toml, a refused channel, and a daemon restart with nothing lost or repeated.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use common::{Client, Daemon, WAIT, Writer, shim_bin};
+use crate::common::{Client, Daemon, WAIT, Writer, shim_bin};
 use serde_json::{Value, json};
 
 /// The channel shim on `daemon` with `args` after `--channel`.
@@ -44,6 +42,19 @@ fn handshake(client: &mut Client) -> Value {
     );
     client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     answer
+}
+
+/// The shim's stderr once its reader thread has seen EOF (the shim has exited): the
+/// whole text, ending in a newline.
+fn stderr_after_exit(client: &Client) -> String {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let stderr = client.stderr();
+        if stderr.ends_with('\n') || Instant::now() > deadline {
+            return stderr;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn is_channel(frame: &Value) -> bool {
@@ -201,12 +212,9 @@ fn a_preset_from_settings_chooses_what_is_delivered() {
 
     let mut missing = channel(&daemon, &["--preset", "home"]);
     let status = missing.close();
-    assert_eq!(status.code(), Some(78), "{}", missing.stderr());
-    assert!(
-        missing.stderr().contains("known presets: work"),
-        "{}",
-        missing.stderr()
-    );
+    let stderr = stderr_after_exit(&missing);
+    assert_eq!(status.code(), Some(78), "{stderr}");
+    assert!(stderr.contains("known presets: work"), "{stderr}");
 }
 
 #[test]
@@ -227,7 +235,7 @@ fn a_channel_without_a_sender_bound_is_refused() {
 
     let mut client = channel(&daemon, &["--type", "mail.received"]);
     let status = client.close();
-    let stderr = client.stderr();
+    let stderr = stderr_after_exit(&client);
     assert_eq!(status.code(), Some(65), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
@@ -294,7 +302,7 @@ fn restart_mid_session(graceful: bool) {
     assert!(got_messages.contains(&meta_id(&message_down)));
     assert!(client.close().success());
     // Read at EOF only, so after the close.
-    let stderr = client.stderr();
+    let stderr = stderr_after_exit(&client);
     assert!(stderr.contains("reconnected"), "{stderr}");
     drop(daemon);
 }

@@ -6,15 +6,13 @@
 //! The venv lives under this run's target dir and is reused; `scripts/python-sdk-venv.sh` makes
 //! it (the Python package index must be reachable the first time, as it is in CI).
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc::{Receiver, channel};
 
-use common::{Daemon, WAIT, Writer, shim_bin};
+use crate::common::{Daemon, WAIT, Writer, shim_bin};
 
 fn repo() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
