@@ -130,6 +130,10 @@ pub struct ServeArgs {
     /// Period of the hub's store check while a stream is live, in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub live_check_ms: Option<u64>,
+
+    /// Period of tidings_wait's progress notifications in milliseconds (tests only).
+    #[arg(long, value_name = "N", hide = true)]
+    pub tool_progress_ms: Option<u64>,
 }
 
 /// `--http`: a loopback address and port, refused before anything starts otherwise (the

@@ -45,7 +45,11 @@ pub async fn call(
     let tool = request.name.to_string();
     if ![YIELD_ERROR, YIELD_GAP, TERMINATE].contains(&tool.as_str()) {
         return Err(ErrorData::invalid_params(
-            format!("unknown tool `{}`", tidings_core::text::sanitize(&tool, 64)),
+            format!(
+                "unknown tool `{}`; the tools are tidings_check, tidings_wait and the demo's \
+                 events_conformance_*",
+                tidings_core::text::sanitize(&tool, 64)
+            ),
             Some(json!({"field": "name"})),
         ));
     }
