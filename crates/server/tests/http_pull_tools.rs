@@ -8,7 +8,7 @@ use http_common::{Call, Server};
 use serde_json::{Value, json};
 
 /// A request as a 2025-11-25 client sends it: no `_meta`, the version in the header.
-fn legacy(server: &Server, id: u64, method: &str, params: Value) -> Call {
+fn legacy(server: &Server, id: u64, method: &str, params: &Value) -> Call {
     let mut call = server
         .request(id, method, json!({}))
         .header("mcp-protocol-version", Some("2025-11-25"))
@@ -27,7 +27,7 @@ async fn a_legacy_http_client_gets_the_pull_tools() {
         &server,
         1,
         "initialize",
-        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        &json!({"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "zed", "version": "1"}}),
     )
     .header("mcp-protocol-version", None)
@@ -41,7 +41,7 @@ async fn a_legacy_http_client_gets_the_pull_tools() {
     );
     assert!(init["result"]["instructions"].as_str().is_some(), "{init}");
 
-    let list = legacy(&server, 2, "tools/list", json!({}))
+    let list = legacy(&server, 2, "tools/list", &json!({}))
         .send()
         .await
         .json()
@@ -55,7 +55,7 @@ async fn a_legacy_http_client_gets_the_pull_tools() {
         &server,
         3,
         "tools/call",
-        json!({"name": "tidings_check", "arguments": {"cursor": null}}),
+        &json!({"name": "tidings_check", "arguments": {"cursor": null}}),
     )
     .send()
     .await
@@ -72,7 +72,7 @@ async fn a_legacy_http_client_gets_the_pull_tools() {
         &server,
         4,
         "tools/call",
-        json!({"name": "tidings_wait", "arguments": {"cursor": cursor, "timeout_s": 15}}),
+        &json!({"name": "tidings_wait", "arguments": {"cursor": cursor, "timeout_s": 15}}),
     )
     .send()
     .await

@@ -25,19 +25,19 @@ fn legacy(daemon: &Daemon, client: &str) -> (Client, Value) {
 }
 
 /// A legacy request (no `_meta` needed after initialize); returns its response.
-fn legacy_call(c: &mut Client, id: u64, method: &str, params: Value) -> Value {
+fn legacy_call(c: &mut Client, id: u64, method: &str, params: &Value) -> Value {
     let mark = c.mark();
     c.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
     c.wait_for(method, mark, |f| is_response(f, &json!(id)))
 }
 
 /// `tools/call` of `tool` on a legacy session; returns the result.
-fn tool(c: &mut Client, id: u64, tool: &str, arguments: Value) -> Value {
+fn tool(c: &mut Client, id: u64, tool: &str, arguments: &Value) -> Value {
     let r = legacy_call(
         c,
         id,
         "tools/call",
-        json!({"name": tool, "arguments": arguments}),
+        &json!({"name": tool, "arguments": arguments}),
     );
     assert!(r.get("error").is_none(), "{tool} failed: {r}");
     r["result"].clone()
@@ -68,7 +68,7 @@ fn a_legacy_session_gets_the_pull_tools() {
         "{instructions}"
     );
 
-    let list = legacy_call(&mut c, 1, "tools/list", json!({}));
+    let list = legacy_call(&mut c, 1, "tools/list", &json!({}));
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
         .unwrap()
@@ -78,7 +78,7 @@ fn a_legacy_session_gets_the_pull_tools() {
     assert_eq!(names, ["tidings_check", "tidings_wait"], "{list}");
 
     // The first check starts from now: nothing, and a cursor.
-    let first = tool(&mut c, 2, "tidings_check", json!({}));
+    let first = tool(&mut c, 2, "tidings_check", &json!({}));
     assert_eq!(event_ids(&first), Vec::<String>::new());
     assert_eq!(first["structuredContent"]["has_more"], false);
     assert!(
@@ -91,7 +91,7 @@ fn a_legacy_session_gets_the_pull_tools() {
 
     // A new row; the wait returns it, clamped to Zed's ceiling.
     let id = writer.mail("ana@example.com");
-    let waited = tool(&mut c, 3, "tidings_wait", json!({"timeout_s": 1000}));
+    let waited = tool(&mut c, 3, "tidings_wait", &json!({"timeout_s": 1000}));
     assert_eq!(event_ids(&waited), [id], "{waited}");
     assert_eq!(waited["structuredContent"]["timeout_s"], 50.0, "{waited}");
     let event = &waited["structuredContent"]["events"][0];
@@ -107,22 +107,22 @@ fn a_legacy_session_gets_the_pull_tools() {
     );
 
     // The connection's cursor: omitted, the next call continues after the wait.
-    let again = tool(&mut c, 4, "tidings_check", json!({}));
+    let again = tool(&mut c, 4, "tidings_check", &json!({}));
     assert_eq!(event_ids(&again), Vec::<String>::new(), "nothing twice");
     let second = writer.mail("bo@example.org");
-    let next = tool(&mut c, 5, "tidings_check", json!({}));
+    let next = tool(&mut c, 5, "tidings_check", &json!({}));
     assert_eq!(event_ids(&next), [second]);
     // Per type set: mail alone has its own position, starting from now.
     let mail_only = tool(
         &mut c,
         6,
         "tidings_check",
-        json!({"events": ["mail.received"]}),
+        &json!({"events": ["mail.received"]}),
     );
     assert_eq!(event_ids(&mail_only), Vec::<String>::new());
     // An explicit cursor replays from there.
     let cursor = first["structuredContent"]["cursor"].clone();
-    let replay = tool(&mut c, 7, "tidings_check", json!({"cursor": cursor}));
+    let replay = tool(&mut c, 7, "tidings_check", &json!({"cursor": cursor}));
     assert_eq!(event_ids(&replay).len(), 2, "{replay}");
 
     // A wait with a progress token hears progress until it times out.
@@ -139,9 +139,16 @@ fn a_legacy_session_gets_the_pull_tools() {
     let done = c.wait_for("the wait's end", mark, |f| is_response(f, &json!(8)));
     assert_eq!(event_ids(&done["result"]), Vec::<String>::new(), "{done}");
     assert_eq!(done["result"]["structuredContent"]["timeout_s"], 2.0);
+}
+
+#[test]
+fn a_legacy_session_hears_a_type_turned_off_and_is_told_what_to_change() {
+    let daemon = Daemon::start();
+    let (mut c, _) = legacy(&daemon, "zed");
+    legacy_call(&mut c, 1, "tools/list", &json!({}));
 
     // Bad arguments are tool errors that say what to change.
-    let bad = tool(&mut c, 9, "tidings_check", json!({"max_events": 0}));
+    let bad = tool(&mut c, 9, "tidings_check", &json!({"max_events": 0}));
     assert_eq!(bad["isError"], true);
     assert!(
         bad["content"][0]["text"]
@@ -168,7 +175,7 @@ fn a_legacy_session_gets_the_pull_tools() {
         &mut c,
         10,
         "tidings_check",
-        json!({"events": ["messages.received"]}),
+        &json!({"events": ["messages.received"]}),
     );
     assert_eq!(refused["isError"], true, "{refused}");
     let text = refused["content"][0]["text"].as_str().unwrap();
@@ -177,7 +184,7 @@ fn a_legacy_session_gets_the_pull_tools() {
             && text.contains("`[messages] enabled = true`"),
         "{text}"
     );
-    let list = legacy_call(&mut c, 11, "tools/list", json!({}));
+    let list = legacy_call(&mut c, 11, "tools/list", &json!({}));
     let schema = &list["result"]["tools"][0]["inputSchema"]["properties"]["events"];
     assert_eq!(schema["items"]["enum"], json!(["mail.received"]), "{list}");
 }
@@ -196,14 +203,14 @@ fn the_wait_is_clamped_by_the_client_name() {
             &mut c,
             1,
             "tidings_check",
-            json!({"events": ["mail.received"]}),
+            &json!({"events": ["mail.received"]}),
         );
         let id = writer.mail("ana@example.com");
         let waited = tool(
             &mut c,
             2,
             "tidings_wait",
-            json!({"events": ["mail.received"], "timeout_s": 100_000}),
+            &json!({"events": ["mail.received"], "timeout_s": 100_000}),
         );
         assert_eq!(event_ids(&waited), [id], "{name}: {waited}");
         assert_eq!(

@@ -52,7 +52,7 @@ pub enum TokenCommand {
 /// `tidings token rotate`.
 #[derive(Debug, Args)]
 pub struct RotateArgs {
-    /// The running daemon's socket, told to switch [default: TIDINGS_SOCKET, else the
+    /// The running daemon's socket, told to switch [default: `TIDINGS_SOCKET`, else the
     /// platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -91,7 +91,7 @@ Examples:
 /// `tidings serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The socket to serve on [default: TIDINGS_SOCKET, else the platform default; with
+    /// The socket to serve on [default: `TIDINGS_SOCKET`, else the platform default; with
     /// --demo, <data-dir>/tidings.sock].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -121,7 +121,7 @@ pub struct ServeArgs {
     pub no_auth: bool,
 
     /// With --demo: also offer the three tools an outside conformance suite drives a server
-    /// with (events_conformance_yield_error, _yield_gap, _terminate). They rebuild the demo
+    /// with (`events_conformance_yield_error`, _`yield_gap`, _terminate). They rebuild the demo
     /// stores and turn types off, so they are never offered unless asked for.
     #[arg(long, requires = "demo")]
     pub conformance_controls: bool,
@@ -134,7 +134,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", hide = true)]
     pub live_check_ms: Option<u64>,
 
-    /// Period of tidings_wait's progress notifications in milliseconds (tests only).
+    /// Period of `tidings_wait`'s progress notifications in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub tool_progress_ms: Option<u64>,
 }
@@ -214,7 +214,7 @@ pub struct TailArgs {
     #[arg(long, value_name = "DURATION", value_parser = super::duration::parse)]
     pub max_age: Option<Duration>,
 
-    /// The daemon's socket [default: TIDINGS_SOCKET, else the platform default].
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 }
@@ -252,7 +252,7 @@ pub struct CheckArgs {
     #[arg(long = "domains", value_name = "DOMAIN")]
     pub domains: Vec<String>,
 
-    /// The daemon's socket [default: TIDINGS_SOCKET, else the platform default].
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 }
@@ -269,7 +269,7 @@ pub enum CheckFormat {
 /// `tidings status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The daemon's socket [default: TIDINGS_SOCKET, else the platform default].
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 

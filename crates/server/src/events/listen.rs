@@ -1,5 +1,5 @@
 //! `subscriptions/listen` with the events extension's `eventsListChanged` filter field (and
-//! `toolsListChanged`), and the list_changed notifications for the clients that opted in.
+//! `toolsListChanged`), and the `list_changed` notifications for the clients that opted in.
 //!
 //! Why not rmcp's own listen: rmcp 3.11 parses the filter into its typed `SubscriptionFilter`
 //! (tools, prompts, resources), which drops `eventsListChanged`, and it sends the
@@ -33,9 +33,8 @@ pub async fn listen(
     params: Value,
     ctx: RequestContext<RoleServer>,
 ) -> Result<CustomResult, ErrorData> {
-    let notifications = match params.get("notifications") {
-        Some(Value::Object(n)) => n,
-        _ => {
+    let Some(Value::Object(notifications)) = params.get("notifications") else {
+        {
             return Err(ErrorData::invalid_params(
                 "notifications (the notification filter, an object) is required",
                 Some(json!({"field": "notifications"})),
@@ -70,10 +69,10 @@ pub async fn listen(
     loop {
         tokio::select! {
             biased;
-            _ = ctx.ct.cancelled() => break,
-            _ = conn.closed.cancelled() => break,
-            _ = conn.revoked.cancelled() => break,
-            _ = shutdown.cancelled() => break,
+            () = ctx.ct.cancelled() => break,
+            () = conn.closed.cancelled() => break,
+            () = conn.revoked.cancelled() => break,
+            () = shutdown.cancelled() => break,
             changed = list.changed() => {
                 if changed.is_err() {
                     break;

@@ -187,34 +187,34 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(v: Value, waits: bool) -> Result<PullArgs, String> {
+    fn parse(v: &Value, waits: bool) -> Result<PullArgs, String> {
         PullArgs::parse(v.as_object(), waits)
     }
 
     #[test]
     fn errors_name_the_argument_and_the_limit() {
-        let e = parse(json!({"max_events": 500}), false).unwrap_err();
+        let e = parse(&json!({"max_events": 500}), false).unwrap_err();
         assert!(
             e.starts_with("max_events must be an integer from 1 to 100"),
             "{e}"
         );
-        let e = parse(json!({"timeout_s": 5}), false).unwrap_err();
+        let e = parse(&json!({"timeout_s": 5}), false).unwrap_err();
         assert!(e.contains("unknown argument `timeout_s`"), "{e}");
-        let e = parse(json!({"timeout_s": -1}), true).unwrap_err();
+        let e = parse(&json!({"timeout_s": -1}), true).unwrap_err();
         assert!(
             e.starts_with("timeout_s must be a non-negative number"),
             "{e}"
         );
-        let e = parse(json!({"events": ["mail.sent"]}), false).unwrap_err();
+        let e = parse(&json!({"events": ["mail.sent"]}), false).unwrap_err();
         assert!(e.contains("unknown event type \"mail.sent\""), "{e}");
-        let e = parse(json!({"cursor": 5}), false).unwrap_err();
+        let e = parse(&json!({"cursor": 5}), false).unwrap_err();
         assert!(e.starts_with("cursor must be a string or null"), "{e}");
     }
 
     #[test]
     fn filters_go_to_the_types_that_take_them() {
         let a = parse(
-            json!({"domains": ["example.com"], "chats": ["chat1"]}),
+            &json!({"domains": ["example.com"], "chats": ["chat1"]}),
             false,
         )
         .unwrap();
@@ -229,7 +229,7 @@ mod tests {
             e.starts_with("`chats` applies to messages.received only"),
             "{e}"
         );
-        let a = parse(json!({"cursor": null}), true).unwrap();
+        let a = parse(&json!({"cursor": null}), true).unwrap();
         assert_eq!(a.cursor, CursorArg::FromNow);
     }
 }

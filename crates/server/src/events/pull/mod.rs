@@ -14,13 +14,14 @@ pub mod hosts;
 pub mod summary;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, CustomNotification, ServerNotification,
-    Tool, ToolAnnotations, ToolListChangedNotification,
+    Tool, ToolAnnotations, ToolListChangedNotification, ToolListChangedNotificationMethod,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer};
@@ -159,8 +160,8 @@ pub(crate) fn watch_tool_list(
                     }
                     let note = ServerNotification::ToolListChangedNotification(
                         ToolListChangedNotification {
-                            method: Default::default(),
-                            extensions: Default::default(),
+                            method: ToolListChangedNotificationMethod,
+                            extensions: rmcp::model::Extensions::default(),
                         },
                     );
                     if peer.send_notification(note).await.is_err() {
@@ -291,7 +292,7 @@ impl Outcome {
     fn into_result(self) -> CallToolResult {
         let cursor = self.cursor.to_string();
         let mut text = summary::summary(&self.events, self.has_more, SUMMARY_CHARS);
-        text.push_str(&format!("\ncursor: {cursor}"));
+        let _ = write!(text, "\ncursor: {cursor}");
         let mut structured = json!({
             "events": self.events,
             "cursor": cursor,

@@ -2,6 +2,8 @@
 //! stranger sanitised, capped and quoted as a JSON string, so it reads as data, not as
 //! instructions or markup.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 use tidings_core::text::sanitize;
 
@@ -44,28 +46,28 @@ pub fn line(event: &Value) -> String {
                 (Some(n), None) => n.to_owned(),
                 (None, None) => "unknown sender".to_owned(),
             };
-            out.push_str(&format!(" from {}", quoted(&who, NAME_CHARS)));
+            let _ = write!(out, " from {}", quoted(&who, NAME_CHARS));
             if let Some(mailbox) = field(data, &["mailbox"]) {
-                out.push_str(&format!(" in {}", quoted(mailbox, NAME_CHARS)));
+                let _ = write!(out, " in {}", quoted(mailbox, NAME_CHARS));
             }
             let subject = field(data, &["subject"]).unwrap_or("");
-            out.push_str(&format!(" subject {}", quoted(subject, SUBJECT_CHARS)));
+            let _ = write!(out, " subject {}", quoted(subject, SUBJECT_CHARS));
         }
         "messages.received" => {
             let handle = field(data, &["from", "handle"]).unwrap_or("unknown sender");
-            out.push_str(&format!(" from {}", quoted(handle, NAME_CHARS)));
+            let _ = write!(out, " from {}", quoted(handle, NAME_CHARS));
             if let Some(service) = field(data, &["from", "service"]) {
-                out.push_str(&format!(" via {}", quoted(service, 20)));
+                let _ = write!(out, " via {}", quoted(service, 20));
             }
             let chat = field(data, &["chat", "name"]).or(field(data, &["chat", "identifier"]));
             if let Some(chat) = chat {
-                out.push_str(&format!(" in chat {}", quoted(chat, NAME_CHARS)));
+                let _ = write!(out, " in chat {}", quoted(chat, NAME_CHARS));
             }
         }
         _ => {}
     }
     if let Some(id) = field(event, &["event_id"]) {
-        out.push_str(&format!(" (event_id {})", quoted(id, NAME_CHARS)));
+        let _ = write!(out, " (event_id {})", quoted(id, NAME_CHARS));
     }
     out
 }
@@ -96,7 +98,7 @@ pub fn summary(events: &[Value], has_more: bool, max_chars: usize) -> String {
         shown += 1;
     }
     if shown < events.len() {
-        out.push_str(&format!("\n…and {} more", events.len() - shown));
+        let _ = write!(out, "\n…and {} more", events.len() - shown);
     }
     if has_more {
         out.push('\n');
