@@ -91,5 +91,6 @@ mod tests {
         assert_eq!(l.http_header_timeout, Duration::from_secs(10));
         assert_eq!(l.http_body_timeout, Duration::from_secs(10));
         assert!(l.heartbeat < Duration::from_secs(30));
+        assert_eq!(l.tool_progress, Duration::from_secs(30));
     }
 }
