@@ -83,3 +83,21 @@ async fn a_legacy_http_client_gets_the_pull_tools() {
         .unwrap();
     assert!(!events.is_empty(), "{waited}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_events_request_with_no_version_at_all_is_told_so() {
+    let server = Server::start(|_| {}).await;
+    let reply = legacy(&server, 1, "events/list", &json!({}))
+        .header("mcp-protocol-version", None)
+        .send()
+        .await
+        .json()
+        .await;
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+    assert_eq!(
+        reply["error"]["message"],
+        "events/list is served on protocol 2026-07-28 only (this request declared no protocol \
+         version)",
+        "{reply}"
+    );
+}

@@ -126,7 +126,13 @@ impl ServerHandler for EventsHandler {
         if !events_method {
             return Err(ErrorData::method_not_found_with_name(&method));
         }
-        if let Err(legacy) = era(&ctx) {
+        if let Err(mut legacy) = era(&ctx) {
+            // Over HTTP nothing is remembered of an `initialize`: rmcp takes a request with
+            // neither `_meta` nor a version header for 2025-03-26 (an older version in the
+            // header is refused by the guard before this), so say what the request did.
+            if self.conn.is_none() && matches!(legacy, errors::LegacyEra::Initialized(_)) {
+                legacy = errors::LegacyEra::Undeclared;
+            }
             let shown = if method == listen::LISTEN_ALIAS {
                 "subscriptions/listen"
             } else {
