@@ -32,7 +32,7 @@ use crate::daemon::{ConnectionState, Daemon};
 use crate::hub::LATENCY;
 
 /// Events per engine call: bounded work between checks for cancellation.
-const BATCH: u32 = 100;
+const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
 
 /// Serve one `events/stream` request to its end.
 #[allow(clippy::too_many_lines)] // one loop, read top to bottom; its steps are the functions below
@@ -52,7 +52,7 @@ pub async fn stream(
         .map_err(|e| request_error(e, daemon.settings_path()))?;
     let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
-    let mut wake = daemon.hub().wake_receiver(sub.event_type);
+    let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();
     let engine = Arc::clone(daemon.engine());
     let mut s = Stream {
@@ -75,7 +75,7 @@ pub async fn stream(
         Err(RequestError::Store(e)) => (params.cursor, false, Some(e)),
         Err(refused) => return Err(request_error(refused, daemon.settings_path())),
     };
-    tracing::debug!(event_type = %s.sub.event_type, resolved = failure.is_none(), "stream opened");
+    tracing::debug!(event_type = %s.sub.event_type(), resolved = failure.is_none(), "stream opened");
     if !s
         .send(
             "notifications/events/active",
@@ -116,7 +116,7 @@ pub async fn stream(
             () = conn.closed.cancelled() => return Ok(final_result(&s.id)),
             () = shutdown.cancelled() => return Ok(final_result(&s.id)),
             () = conn.revoked.cancelled() => {
-                tracing::debug!(event_type = %s.sub.event_type, "stream terminated: token rotated");
+                tracing::debug!(event_type = %s.sub.event_type(), "stream terminated: token rotated");
                 s.send(
                     "notifications/events/terminated",
                     json!({"error": error_object(&token_rotated())}),
@@ -130,7 +130,7 @@ pub async fn stream(
                 }
                 let settings = settings_rx.borrow_and_update().clone();
                 if let Err(ended) = s.revalidate(&params, &settings) {
-                    tracing::debug!(event_type = %s.sub.event_type, code = ended.code.0, "stream terminated by settings");
+                    tracing::debug!(event_type = %s.sub.event_type(), code = ended.code.0, "stream terminated by settings");
                     s.send(
                         "notifications/events/terminated",
                         json!({"error": error_object(&ended)}),
@@ -197,7 +197,7 @@ impl Stream {
         if self.last_error.as_ref() == Some(&key) {
             return true;
         }
-        tracing::debug!(event_type = %self.sub.event_type, error = %e, "stream store error");
+        tracing::debug!(event_type = %self.sub.event_type(), error = %e, "stream store error");
         self.last_error = Some(key);
         let error = error_object(&store_error(e));
         self.send("notifications/events/error", json!({"error": error}))
@@ -240,7 +240,7 @@ impl Stream {
             }
             Err(refused) => {
                 let error = error_object(&request_error(refused, &self.settings_file));
-                tracing::debug!(event_type = %self.sub.event_type, "stream terminated at start");
+                tracing::debug!(event_type = %self.sub.event_type(), "stream terminated at start");
                 self.send("notifications/events/terminated", json!({"error": error}))
                     .await;
                 Err(())
@@ -278,7 +278,7 @@ impl Stream {
                 Err(e) => return self.report(&e).await,
             };
             self.last_error = None;
-            let ty = self.sub.event_type;
+            let ty = self.sub.event_type();
             let rows = batch.events.len();
             tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, rows, "latency: rows read");
             if batch.truncated {
@@ -325,7 +325,7 @@ impl Stream {
         params: &SubscriptionParams,
         settings: &Settings,
     ) -> Result<(), ErrorData> {
-        let ty = self.sub.event_type;
+        let ty = self.sub.event_type();
         match Subscription::new(&params.name, &params.arguments, settings) {
             Ok(sub) => {
                 self.sub = sub;

@@ -48,7 +48,7 @@ pub async fn call(
             format!(
                 "unknown tool `{}`; the tools are tidings_check, tidings_wait and the demo's \
                  events_conformance_*",
-                tidings_core::text::sanitize(&tool, 64)
+                tidings_core::text::sanitize(&tool, tidings_core::text::MAX_ECHO_CHARS)
             ),
             Some(json!({"field": "name"})),
         ));

@@ -192,7 +192,7 @@ pub(crate) async fn call(
         Ok(subs) => subs,
         Err(message) => return Ok(refusal(message)),
     };
-    let types: Vec<EventType> = subs.iter().map(|s| s.event_type).collect();
+    let types: Vec<EventType> = subs.iter().map(Subscription::event_type).collect();
     let start = match &args.cursor {
         CursorArg::Given(c) => c.clone(),
         CursorArg::FromNow => ToolCursor::default(),
@@ -326,7 +326,7 @@ async fn read(
         let mut has_more = false;
         let mut left = max_events;
         for sub in &subs {
-            let ty = sub.event_type;
+            let ty = sub.event_type();
             let refuse = |e: RequestError| request_error(e, &settings_file).message.to_string();
             let start = engine
                 .start(sub, from.0.get(&ty).copied(), None)
@@ -373,7 +373,7 @@ async fn wait(
     let mut wakes: Vec<watch::Receiver<u64>> = subs
         .iter()
         .map(|s| {
-            let mut rx = daemon.hub().wake_receiver(s.event_type);
+            let mut rx = daemon.hub().wake_receiver(s.event_type());
             rx.borrow_and_update();
             rx
         })
@@ -406,7 +406,7 @@ async fn wait(
                     return Ok(None);
                 }
                 let settings = settings_rx.borrow_and_update().clone();
-                let types: Vec<EventType> = subs.iter().map(|s| s.event_type).collect();
+                let types: Vec<EventType> = subs.iter().map(Subscription::event_type).collect();
                 let again = PullArgs { events: Some(types), ..args.clone() };
                 subs = subscriptions(&again, &settings, daemon)?;
             }
