@@ -6,7 +6,8 @@
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub and
 //!   limits; one rmcp service per connection.
 //! - [`events`]: the `ServerHandler`: `server/discover`, `events/list|poll|stream|subscribe|
-//!   unsubscribe`, `subscriptions/listen`, and the push stream loop.
+//!   unsubscribe`, `subscriptions/listen`, the push stream loop, and the pull tools
+//!   (`tidings_check`, `tidings_wait`) for hosts on either era.
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
 //! - [`limits`]: stream caps and frame size limits.
 //! - [`frames`]: newline framing with the 1 MiB frame limit in front of rmcp.

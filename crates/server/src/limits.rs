@@ -1,6 +1,6 @@
 //! Server-side limits: stream caps (per socket connection, per HTTP token, per process), the
 //! frame and HTTP body size limits, the socket and HTTP connection caps, HTTP read deadlines, and the
-//! heartbeat and safety-tick periods of push streams.
+//! heartbeat and safety-tick periods of push streams, and the pull tools' progress period.
 
 use std::time::Duration;
 
@@ -45,6 +45,9 @@ pub struct ServerLimits {
     /// How often the hub re-checks a store while a stream waits on it, to cover a commit that
     /// becomes visible after the hub stopped following its file event (docs/architecture.md).
     pub live_check: Duration,
+    /// The period of `notifications/progress` while `tidings_wait` blocks, for a request
+    /// that carried a progress token (hosts reset their idle timers on it).
+    pub tool_progress: Duration,
 }
 
 /// 1 MiB, the frame limit design.md fixes.
@@ -66,6 +69,7 @@ impl Default for ServerLimits {
             heartbeat: Duration::from_secs(25),
             safety_tick: Duration::from_secs(30),
             live_check: Duration::from_secs(10),
+            tool_progress: Duration::from_secs(30),
         }
     }
 }
@@ -87,5 +91,6 @@ mod tests {
         assert_eq!(l.http_header_timeout, Duration::from_secs(10));
         assert_eq!(l.http_body_timeout, Duration::from_secs(10));
         assert!(l.heartbeat < Duration::from_secs(30));
+        assert_eq!(l.tool_progress, Duration::from_secs(30));
     }
 }

@@ -1,5 +1,5 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
-//! `tail` prints events from a running daemon, `status` reports on it, `token` shows or
+//! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports on it, `token` shows or
 //! rotates the HTTP endpoint's token. See `cli/`.
 //!
 //! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => cli::serve::run(args).await,
             Command::Tail(args) => cli::tail::run(args).await,
+            Command::Check(args) => cli::check::run(args).await,
             Command::Status(args) => cli::status::run(args).await,
             Command::Token(command) => cli::token::run(command).await,
         }
@@ -83,6 +84,13 @@ fn code_for(error: &anyhow::Error) -> u8 {
     use tidings_server::socket::SocketError;
     if let Some(e) = error.downcast_ref::<ClientError>() {
         return e.exit_code();
+    }
+    if let Some(e) = error.downcast_ref::<cli::check::CheckError>() {
+        return match e {
+            cli::check::CheckError::Name(_) => exit_code::USAGE,
+            cli::check::CheckError::Refused(_) => exit_code::REFUSED,
+            cli::check::CheckError::CursorFile { .. } => exit_code::FAILURE,
+        };
     }
     if let Some(e) = error.downcast_ref::<std::io::Error>()
         && e.kind() == std::io::ErrorKind::BrokenPipe

@@ -1,5 +1,5 @@
-//! The command line: `tidings serve`, `tidings tail`, `tidings status`, `tidings token`,
-//! parsed with clap.
+//! The command line: `tidings serve`, `tidings tail`, `tidings check`, `tidings status`,
+//! `tidings token`, parsed with clap.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,6 +29,9 @@ pub enum Command {
     /// Print one JSON line per event from a running daemon, and the cursor to resume from.
     #[command(after_help = TAIL_HELP)]
     Tail(TailArgs),
+    /// Print what is new since this consumer's last call (for hooks); nothing when nothing is.
+    #[command(after_help = CHECK_HELP)]
+    Check(CheckArgs),
     /// Show whether a daemon is serving, its stores, which types are on, clients and streams.
     Status(StatusArgs),
     /// Show or rotate the HTTP endpoint's bearer token (kept in the OS keychain).
@@ -130,6 +133,10 @@ pub struct ServeArgs {
     /// Period of the hub's store check while a stream is live, in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub live_check_ms: Option<u64>,
+
+    /// Period of `tidings_wait`'s progress notifications in milliseconds (tests only).
+    #[arg(long, value_name = "N", hide = true)]
+    pub tool_progress_ms: Option<u64>,
 }
 
 /// `--http`: a loopback address and port, refused before anything starts otherwise (the
@@ -210,6 +217,53 @@ pub struct TailArgs {
     /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+}
+
+const CHECK_HELP: &str = "\
+Each consumer's position is kept in the data directory (TIDINGS_DATA_DIR overrides it), in
+consumers/NAME.cursor. The first call records now and prints nothing; later calls print what
+arrived since, and nothing (exit 0) when nothing did. Text output stays under 10,000
+characters, what Claude Code shows of a hook.
+
+Examples:
+  tidings check --consumer claude-code
+  tidings check --consumer codex --format json --type mail.received --domains example.com";
+
+/// `tidings check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Whose position to continue from: letters, digits, `-` and `_`, at most 64.
+    #[arg(long, value_name = "NAME")]
+    pub consumer: String,
+
+    /// `text` (one line per event, for a model) or `json` (one object).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: CheckFormat,
+
+    /// An event type to read (repeatable) [default: every type turned on].
+    #[arg(long = "type", value_name = "TYPE")]
+    pub types: Vec<String>,
+
+    /// A sender: an address, or a phone number in E.164 (repeatable).
+    #[arg(long = "from", value_name = "SENDER")]
+    pub from: Vec<String>,
+
+    /// A sender domain; example.com also matches eu.example.com (repeatable).
+    #[arg(long = "domains", value_name = "DOMAIN")]
+    pub domains: Vec<String>,
+
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+}
+
+/// `tidings check --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// One line per event, quoted and capped, with a count.
+    Text,
+    /// `{"events": […], "cursor": …, "has_more": …}` on one line.
+    Json,
 }
 
 /// `tidings status`.

@@ -3,6 +3,7 @@
 //! - `args`: the clap definitions and help texts.
 //! - `serve`: the headless daemon (real or demo) on the socket.
 //! - `tail`: a stream client that prints events as JSON lines.
+//! - `check`: hook digests: what is new since a named consumer's last call.
 //! - `status`: asks a daemon for `tidings/status`.
 //! - `token`: shows or rotates the HTTP token in the keychain, and tells a running daemon.
 //! - `client`: the newline-delimited JSON-RPC client `tail` and `status` share.
@@ -10,6 +11,7 @@
 //! - `exit_code`: every exit code, named.
 
 pub mod args;
+pub mod check;
 pub mod client;
 pub mod duration;
 pub mod exit_code;

@@ -32,6 +32,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     if let Some(ms) = args.live_check_ms {
         limits.live_check = Duration::from_millis(ms.max(1));
     }
+    if let Some(ms) = args.tool_progress_ms {
+        limits.tool_progress = Duration::from_millis(ms.max(1));
+    }
     if args.demo {
         run_demo(args, limits, stop).await
     } else {

@@ -13,21 +13,23 @@ use super::wire::{SERVER_NAME, complete};
 /// The extension id under `capabilities.extensions`.
 pub const EVENTS_EXTENSION: &str = "io.modelcontextprotocol/events";
 
-/// What `server/discover` advertises: the events extension with `listChanged`, and tools only
-/// in demo mode (the conformance levers). A legacy `initialize` answers the same minus the
-/// extension ([`without_events`]).
-pub fn server_config(demo: bool) -> ServerConfig {
+/// What `server/discover` advertises: the events extension with `listChanged`, the tools (the
+/// pull tools, and in demo mode the conformance levers) with `listChanged`, and the
+/// instructions for the model. A legacy `initialize` answers the same minus the extension
+/// ([`without_events`]).
+pub fn server_config() -> ServerConfig {
     let mut extensions = ExtensionCapabilities::new();
     let mut settings = serde_json::Map::new();
     settings.insert("listChanged".into(), Value::Bool(true));
     extensions.insert(EVENTS_EXTENSION.into(), settings);
     let mut caps = ServerCapabilities::default();
     caps.extensions = Some(extensions);
-    if demo {
-        caps.tools = Some(ToolsCapability::default());
-    }
+    let mut tools = ToolsCapability::default();
+    tools.list_changed = Some(true);
+    caps.tools = Some(tools);
     ServerConfig::new(caps)
         .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+        .with_instructions(super::pull::INSTRUCTIONS)
 }
 
 /// `events/list`: one page, the enabled types only; Mail's known `accounts` are examples of

@@ -1,14 +1,14 @@
-//! `subscriptions/listen` with the events extension's `eventsListChanged` filter field, and
-//! `notifications/events/list_changed` for the clients that opted in.
+//! `subscriptions/listen` with the events extension's `eventsListChanged` filter field (and
+//! `toolsListChanged`), and the `list_changed` notifications for the clients that opted in.
 //!
 //! Why not rmcp's own listen: rmcp 3.11 parses the filter into its typed `SubscriptionFilter`
 //! (tools, prompts, resources), which drops `eventsListChanged`, and it sends the
 //! acknowledgement itself from that typed filter, so the field could neither be read nor
 //! echoed. The smallest sound workaround: the framer (`frames.rs`), which sees every raw line
 //! anyway, renames the method to [`LISTEN_ALIAS`], a custom method whose params reach us as raw
-//! JSON. We then acknowledge and notify with custom notifications. We advertise no
-//! tools/prompts/resources list changes, so `eventsListChanged` is the only field we ever
-//! accept. The HTTP endpoint's guard layer (`http/guard.rs`) does the same rename.
+//! JSON. We then acknowledge and notify with custom notifications. Of the list changes we
+//! advertise only events' and tools' (the pull tools follow the types turned on), so
+//! `eventsListChanged` and `toolsListChanged` are the only fields we ever accept. The HTTP endpoint's guard layer (`http/guard.rs`) does the same rename.
 
 use std::sync::Arc;
 
@@ -41,24 +41,19 @@ pub async fn listen(
             ));
         }
     };
-    let wants_events = match notifications.get("eventsListChanged") {
-        None | Some(Value::Null | Value::Bool(false)) => false,
-        Some(Value::Bool(true)) => true,
-        Some(_) => {
-            return Err(ErrorData::invalid_params(
-                "notifications.eventsListChanged must be a boolean",
-                Some(json!({"field": "notifications.eventsListChanged"})),
-            ));
-        }
-    };
+    let wants_events = opted_in(notifications, "eventsListChanged")?;
+    // The pull tools' list follows the same settings: a type turned on or off changes it.
+    let wants_tools = opted_in(notifications, "toolsListChanged")?;
     let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     let mut list = daemon.list_receiver();
     list.borrow_and_update();
-    let accepted = if wants_events {
-        json!({"eventsListChanged": true})
-    } else {
-        json!({})
-    };
+    let mut accepted = json!({});
+    if wants_events {
+        accepted["eventsListChanged"] = json!(true);
+    }
+    if wants_tools {
+        accepted["toolsListChanged"] = json!(true);
+    }
     if notify(
         &ctx.peer,
         &ctx.id,
@@ -82,16 +77,35 @@ pub async fn listen(
                 if changed.is_err() {
                     break;
                 }
-                if wants_events
-                    && !ctx.ct.is_cancelled()
-                    && notify(&ctx.peer, &ctx.id, "notifications/events/list_changed", json!({}))
-                        .await
-                        .is_err()
-                {
-                    break;
+                let methods = [
+                    (wants_events, "notifications/events/list_changed"),
+                    (wants_tools, "notifications/tools/list_changed"),
+                ];
+                for (wanted, method) in methods {
+                    if wanted
+                        && !ctx.ct.is_cancelled()
+                        && notify(&ctx.peer, &ctx.id, method, json!({})).await.is_err()
+                    {
+                        return Ok(final_result(&ctx.id));
+                    }
                 }
             }
         }
     }
     Ok(final_result(&ctx.id))
+}
+
+/// A boolean opt-in of the listen filter: absent, null or false is no.
+fn opted_in(
+    notifications: &serde_json::Map<String, Value>,
+    field: &str,
+) -> Result<bool, ErrorData> {
+    match notifications.get(field) {
+        None | Some(Value::Null | Value::Bool(false)) => Ok(false),
+        Some(Value::Bool(true)) => Ok(true),
+        Some(_) => Err(ErrorData::invalid_params(
+            format!("notifications.{field} must be a boolean"),
+            Some(json!({"field": format!("notifications.{field}")})),
+        )),
+    }
 }

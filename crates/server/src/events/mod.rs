@@ -1,16 +1,18 @@
 //! The events extension on rmcp 3.11: [`EventsHandler`], one per connection, serving
 //! `server/discover`, `events/list|poll|stream|subscribe|unsubscribe`, `subscriptions/listen`
 //! (with `eventsListChanged`), `tidings/status` and `tidings/token/rotate` (socket only), and
-//! in demo mode the conformance tools.
+//! on both eras the pull tools `tidings_check` / `tidings_wait`, and in demo mode the
+//! conformance tools.
 //!
 //! Files: [`wire`] (result and notification shapes, the era check), [`errors`] (the codes),
 //! [`list`] (capabilities and descriptors), [`poll`], [`stream`] (the push loop), [`listen`]
-//! (`list_changed`), [`tools`] (demo levers).
+//! (`list_changed`), [`pull`] (the pull tools), [`tools`] (demo levers).
 
 pub(crate) mod errors;
 pub(crate) mod list;
 pub(crate) mod listen;
 pub(crate) mod poll;
+pub mod pull;
 pub(crate) mod stream;
 pub(crate) mod tools;
 pub(crate) mod wire;
@@ -37,6 +39,8 @@ pub struct EventsHandler {
     /// The socket connection's state; `None` over HTTP, where each request carries its
     /// token's state (put there by the guard layer; see `http/guard.rs`).
     conn: Option<Arc<ConnectionState>>,
+    /// The pull tools' per-connection cursors; over HTTP, per request (so none to continue).
+    pull: Arc<pull::PullState>,
 }
 
 impl EventsHandler {
@@ -44,12 +48,17 @@ impl EventsHandler {
         EventsHandler {
             daemon,
             conn: Some(conn),
+            pull: Arc::default(),
         }
     }
 
     /// The handler the HTTP endpoint's factory hands out: the shared daemon, nothing else.
     pub(crate) fn for_http(daemon: Daemon) -> EventsHandler {
-        EventsHandler { daemon, conn: None }
+        EventsHandler {
+            daemon,
+            conn: None,
+            pull: Arc::default(),
+        }
     }
 
     /// The principal of this request: the socket connection, or the HTTP token's state.
@@ -79,7 +88,7 @@ impl EventsHandler {
 
 impl ServerHandler for EventsHandler {
     fn get_info(&self) -> ServerConfig {
-        list::server_config(self.daemon.demo().is_some())
+        list::server_config()
     }
 
     /// rmcp's default, minus the events extension in the answer (see [`list::without_events`]).
@@ -117,7 +126,13 @@ impl ServerHandler for EventsHandler {
         if !events_method {
             return Err(ErrorData::method_not_found_with_name(&method));
         }
-        if let Err(legacy) = era(&ctx) {
+        if let Err(mut legacy) = era(&ctx) {
+            // Over HTTP nothing is remembered of an `initialize`: rmcp takes a request with
+            // neither `_meta` nor a version header for 2025-03-26 (an older version in the
+            // header is refused by the guard before this), so say what the request did.
+            if self.conn.is_none() && matches!(legacy, errors::LegacyEra::Initialized(_)) {
+                legacy = errors::LegacyEra::Undeclared;
+            }
             let shown = if method == listen::LISTEN_ALIAS {
                 "subscriptions/listen"
             } else {
@@ -148,27 +163,55 @@ impl ServerHandler for EventsHandler {
         }
     }
 
+    /// The pull tools on both eras, and the demo's levers. A legacy socket connection that
+    /// listed them gets `notifications/tools/list_changed` from now on; on 2026-07-28 that
+    /// notification comes through `subscriptions/listen` (`toolsListChanged`).
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        match self.daemon.demo() {
-            Some(_) => Ok(ListToolsResult::with_all_items(tools::tools())),
-            None => Err(ErrorData::method_not_found_with_name("tools/list")),
+        if let Some(conn) = &self.conn
+            && era(&ctx).is_err()
+        {
+            pull::watch_tool_list(
+                &self.pull,
+                &self.daemon,
+                ctx.peer.clone(),
+                conn.closed.clone(),
+            );
         }
+        let mut all = pull::tools(&self.daemon.settings_arc());
+        if self.daemon.demo().is_some() {
+            all.extend(tools::tools());
+        }
+        Ok(ListToolsResult::with_all_items(all))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if pull::is_pull_tool(&request.name) {
+            let conn = self.conn(&ctx).ok();
+            return pull::call(&self.daemon, conn, &self.pull, request, ctx)
+                .await
+                .map(CallToolResponse::Complete);
+        }
         match self.daemon.demo() {
             Some(demo) => tools::call(demo, request)
                 .await
                 .map(CallToolResponse::Complete),
-            None => Err(ErrorData::method_not_found_with_name("tools/call")),
+            None => Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; the tools are {} and {}",
+                    tidings_core::text::sanitize(&request.name, 64),
+                    pull::CHECK,
+                    pull::WAIT
+                ),
+                Some(json!({"field": "name"})),
+            )),
         }
     }
 }

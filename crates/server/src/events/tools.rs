@@ -46,7 +46,8 @@ pub async fn call(
     if ![YIELD_ERROR, YIELD_GAP, TERMINATE].contains(&tool.as_str()) {
         return Err(ErrorData::invalid_params(
             format!(
-                "unknown tool `{}`",
+                "unknown tool `{}`; the tools are tidings_check, tidings_wait and the demo's \
+                 events_conformance_*",
                 tidings_core::text::sanitize(&tool, tidings_core::text::MAX_ECHO_CHARS)
             ),
             Some(json!({"field": "name"})),

@@ -217,7 +217,10 @@ impl HttpEndpoint {
             .with_sse_retry(None)
             .with_legacy_session_mode(false)
             .with_json_response(true)
-            .with_stateless_protocol_metadata_required(true)
+            // A 2025-11-25 client sends no `_meta` after `initialize`, only the version
+            // header: its requests are served statelessly too, so it gets the pull tools
+            // (events/* stay 2026-07-28 only: the guard refuses them under an older version).
+            .with_stateless_protocol_metadata_required(false)
             .with_allowed_hosts(hosts.clone())
             // The guard enforces the real limit on the bytes the client sent; rmcp's is a
             // backstop with headroom, so it never answers in plain text for an in-limit body.

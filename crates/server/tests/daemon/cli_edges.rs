@@ -168,10 +168,8 @@ fn the_banner_commands_name_this_binary_by_its_absolute_path() {
 
 #[test]
 fn the_conformance_tools_are_offered_only_when_asked_for() {
-    // A plain demo serves no tools at all (it advertises no tools capability).
+    // A plain demo serves the pull tools only.
     let plain = Daemon::start();
-    let error = plain.client().error(1, "tools/list", serde_json::json!({}));
-    assert_eq!(error["code"], -32601, "{error}");
     let tools = |daemon: &Daemon| {
         let list = daemon
             .client()
@@ -183,10 +181,13 @@ fn the_conformance_tools_are_offered_only_when_asked_for() {
             .map(|t| t["name"].as_str().unwrap().to_owned())
             .collect::<Vec<_>>()
     };
+    assert_eq!(tools(&plain), ["tidings_check", "tidings_wait"]);
     let with = tools(&Daemon::start_with(&["--conformance-controls"]));
     assert_eq!(
         with,
         [
+            "tidings_check",
+            "tidings_wait",
             "events_conformance_yield_error",
             "events_conformance_yield_gap",
             "events_conformance_terminate"

@@ -33,6 +33,8 @@ mod http_hardening;
 mod http_live;
 // Over HTTP, a request without a name and a legacy `initialize` client.
 mod http_names;
+// A legacy HTTP client gets the pull tools; an events request with no version is told so.
+mod http_pull_tools;
 // A client of another uid is closed without an answer (needs root).
 mod peer_uid;
 // Discover, list, a poll bootstrap, then a poll that returns new rows.
@@ -41,6 +43,8 @@ mod poll_roundtrip;
 mod process_output;
 // The official Python MCP SDK through the shim: events/stream and the pull tools.
 mod python_sdk;
+// The pull tools on a legacy session and on 2026-07-28, the clamp, `tidings check --consumer`.
+mod pull_tools;
 // Requests the daemon refuses, each with its code and `data`.
 mod request_errors;
 // Killed and restarted on the same data dir: a client resumes without loss or duplicates.

@@ -103,8 +103,8 @@ async fn a_listener_that_opted_in_hears_list_changed() {
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
     assert_eq!(
         ack["params"]["notifications"],
-        json!({"eventsListChanged": true}),
-        "only what we honour is echoed"
+        json!({"eventsListChanged": true, "toolsListChanged": true}),
+        "both list changes are honoured"
     );
     let quiet = c
         .request("subscriptions/listen", json!({"notifications": {}}))
@@ -117,11 +117,15 @@ async fn a_listener_that_opted_in_hears_list_changed() {
         .unwrap();
     let n = c.note(id).await;
     assert_eq!(n["method"], "notifications/events/list_changed");
+    let n = c.note(id).await;
+    assert_eq!(n["method"], "notifications/tools/list_changed");
     h.daemon
         .update_settings(|s| s.messages.enabled = false)
         .unwrap();
     let n = c.note(id).await;
     assert_eq!(n["method"], "notifications/events/list_changed");
+    let n = c.note(id).await;
+    assert_eq!(n["method"], "notifications/tools/list_changed");
     c.ok("events/list", json!({})).await;
     assert!(
         c.buffered_for(quiet).is_empty(),

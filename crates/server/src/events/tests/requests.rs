@@ -20,9 +20,16 @@ async fn discover_declares_the_extension_and_list_has_the_enabled_types() {
         d["capabilities"]["extensions"]["io.modelcontextprotocol/events"],
         json!({"listChanged": true})
     );
+    assert_eq!(
+        d["capabilities"]["tools"],
+        json!({"listChanged": true}),
+        "the pull tools, on every era"
+    );
     assert!(
-        d["capabilities"].get("tools").is_none(),
-        "no tools outside demo mode"
+        d["instructions"]
+            .as_str()
+            .is_some_and(|i| i.contains("untrusted text written by strangers")),
+        "{d}"
     );
     let list = c.ok("events/list", json!({})).await;
     assert_eq!(list["resultType"], "complete");
@@ -299,6 +306,8 @@ async fn demo_mode_offers_the_conformance_tools() {
     assert_eq!(
         names,
         [
+            "tidings_check",
+            "tidings_wait",
             "events_conformance_yield_error",
             "events_conformance_yield_gap",
             "events_conformance_terminate"
@@ -329,9 +338,22 @@ async fn demo_mode_offers_the_conformance_tools() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_demo_mode_there_are_no_tools() {
+async fn without_demo_mode_there_are_only_the_pull_tools() {
     let h = Harness::new(both_on).await;
     let mut c = h.connect();
-    let e = c.err("tools/list", json!({})).await;
-    assert_eq!(e["code"], -32601);
+    let tools = c.ok("tools/list", json!({})).await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tidings_check", "tidings_wait"]);
+    let e = c
+        .err(
+            "tools/call",
+            json!({"name": "events_conformance_terminate"}),
+        )
+        .await;
+    assert_eq!(e["code"], -32602);
 }
