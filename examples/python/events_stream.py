@@ -131,7 +131,7 @@ async def pull_tools(args: argparse.Namespace, server: StdioServerParameters) ->
             result = await client.call_tool(
                 "tidings_wait", {"events": [args.type], "timeout_s": 30, **filters(args)}
             )
-            for event in (result.structuredContent or {}).get("events", []):
+            for event in (result.structured_content or {}).get("events", []):
                 say(f"EVENT {event['name']} {event['event_id']}")
                 seen += 1
 

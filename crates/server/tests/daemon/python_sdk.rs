@@ -1,7 +1,7 @@
 //! The official Python MCP SDK (`mcp`, pinned in `examples/python/requirements.txt`) as a
 //! client of a demo daemon through the real shim: `examples/python/events_stream.py` gets
 //! events through `events/stream` on 2026-07-28, and through the pull tools on 2025-11-25
-//! (skipped, saying so, while the daemon lists no `tidings_check`).
+//! (the example skips, saying so, against a daemon that lists no `tidings_check`; this one does).
 //!
 //! The venv lives under this run's target dir and is reused; `scripts/python-sdk-venv.sh` makes
 //! it (the Python package index must be reachable the first time, as it is in CI).
@@ -106,5 +106,8 @@ fn the_python_sdk_gets_events_through_events_stream() {
 
 #[test]
 fn the_python_sdk_gets_events_through_the_pull_tools() {
-    two_events_through("2025-11-25");
+    assert!(
+        two_events_through("2025-11-25"),
+        "the daemon lists the pull tools, so the 2025-11-25 run must not skip"
+    );
 }
