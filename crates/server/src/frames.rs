@@ -39,7 +39,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::daemon::ConnectionState;
+use crate::clients::ConnectionState;
 #[doc(hidden)]
 pub use inbound::{Inbound, Kind};
 use inbound::{classify, duplicate, oversized};

@@ -16,13 +16,20 @@
 //! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance.
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 
+pub mod clients;
 pub mod daemon;
 pub mod demo;
+pub mod engine;
 pub mod events;
 pub mod frames;
 mod home;
 pub mod http;
 pub mod hub;
 pub mod limits;
+pub mod listen_alias;
 pub mod socket;
+pub mod state;
 mod sync;
+
+pub use engine::{Config, Handle, StartError, Tidings};
+pub use state::State;

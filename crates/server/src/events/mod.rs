@@ -26,9 +26,15 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 use tidings_core::request::enabled_type;
 
-use crate::daemon::{ConnectionState, Daemon};
-use errors::{legacy_method, not_found_subscription, request_error, webhook_unsupported};
+use crate::clients::{ConnectionState, Principal};
+use crate::daemon::Daemon;
+use crate::listen_alias::shown;
+use errors::{legacy_method, not_found_subscription, request_error, revoked, webhook_unsupported};
 use wire::{complete, era};
+
+/// The custom request `tidings token rotate` sends on the socket after writing a new token
+/// to the keychain: the daemon re-reads it and ends the old token's streams.
+pub const ROTATE_METHOD: &str = "tidings/token/rotate";
 
 /// The rmcp handler of one socket connection, or of every HTTP request.
 #[derive(Clone)]
@@ -59,9 +65,23 @@ impl EventsHandler {
         }
         ctx.extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<crate::http::Principal>())
+            .and_then(|parts| parts.extensions.get::<Principal>())
             .map(|p| p.0.clone())
             .ok_or_else(|| ErrorData::internal_error("request reached the handler unchecked", None))
+    }
+
+    /// Refuse a revoked client; note what it announced (`_meta.clientInfo`) for `State`.
+    fn admit(&self, ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let Ok(conn) = self.conn(ctx) else {
+            return Ok(());
+        };
+        if let Some(why) = conn.revocation() {
+            return Err(revoked(why));
+        }
+        let info = ctx.meta.get("io.modelcontextprotocol/clientInfo");
+        let field = |key: &str| info.and_then(|i| i.get(key)).and_then(Value::as_str);
+        conn.announce(field("name"), field("version"));
+        Ok(())
     }
 
     /// `events/subscribe`: the name is looked up first (NotFound), then webhook is declined.
@@ -88,6 +108,15 @@ impl ServerHandler for EventsHandler {
         request: InitializeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
+        if let Some(conn) = &self.conn {
+            if let Some(why) = conn.revocation() {
+                return Err(revoked(why));
+            }
+            conn.announce(
+                Some(&request.client_info.name),
+                Some(&request.client_info.version),
+            );
+        }
         ctx.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
             .map(list::without_events)
@@ -104,26 +133,22 @@ impl ServerHandler for EventsHandler {
         let _stream_id = (method == "events/stream" || method == listen::LISTEN_ALIAS)
             .then(|| self.conn.as_ref().map(|conn| conn.hold_stream_id(&ctx.id)));
         let params = params.unwrap_or(Value::Null);
+        self.admit(&ctx)?;
         let socket = self.conn.is_some();
         if socket && method == "tidings/status" {
-            let status = serde_json::to_value(self.daemon.status())
+            let state = serde_json::to_value(self.daemon.state())
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            return Ok(complete(status));
+            return Ok(complete(state));
         }
-        if socket && method == crate::http::ROTATE_METHOD {
-            return crate::http::auth::reload(&self.daemon).await.map(complete);
+        if socket && method == ROTATE_METHOD {
+            return reload_token(&self.daemon).await.map(complete);
         }
         let events_method = method.starts_with("events/") || method == listen::LISTEN_ALIAS;
         if !events_method {
             return Err(ErrorData::method_not_found_with_name(&method));
         }
         if let Err(legacy) = era(&ctx) {
-            let shown = if method == listen::LISTEN_ALIAS {
-                "subscriptions/listen"
-            } else {
-                method.as_str()
-            };
-            return Err(legacy_method(shown, &legacy));
+            return Err(legacy_method(shown(&method), &legacy));
         }
         match method.as_str() {
             "events/list" => {
@@ -131,7 +156,10 @@ impl ServerHandler for EventsHandler {
                 let accounts = self.daemon.engine().mail_accounts();
                 Ok(list::list(&self.daemon.settings_arc(), &accounts))
             }
-            "events/poll" => poll::poll(&self.daemon, params).await,
+            "events/poll" => {
+                let conn = self.conn(&ctx)?;
+                poll::poll(&self.daemon, &conn, params).await
+            }
             "events/stream" => {
                 let conn = self.conn(&ctx)?;
                 stream::stream(&self.daemon, &conn, params, ctx).await
@@ -151,8 +179,9 @@ impl ServerHandler for EventsHandler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.admit(&ctx)?;
         match self.daemon.demo() {
             Some(_) => Ok(ListToolsResult::with_all_items(tools::tools())),
             None => Err(ErrorData::method_not_found_with_name("tools/list")),
@@ -162,8 +191,9 @@ impl ServerHandler for EventsHandler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.admit(&ctx)?;
         match self.daemon.demo() {
             Some(demo) => tools::call(demo, request)
                 .await
@@ -171,6 +201,17 @@ impl ServerHandler for EventsHandler {
             None => Err(ErrorData::method_not_found_with_name("tools/call")),
         }
     }
+}
+
+/// `tidings/token/rotate` on the socket: reload the HTTP token, or say why not.
+async fn reload_token(daemon: &Daemon) -> Result<Value, ErrorData> {
+    let Some(reload) = daemon.token_reload() else {
+        return Ok(json!({"rotated": false, "reason": "http_off"}));
+    };
+    tokio::task::spawn_blocking(move || reload.reload_blocking())
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("token reload panicked: {e}"), None))?
+        .map_err(|e| ErrorData::internal_error(e, None))
 }
 
 /// `params.name`, a non-empty string, or -32602 naming `name`.

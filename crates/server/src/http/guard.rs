@@ -51,7 +51,7 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Principal;
@@ -62,8 +62,8 @@ use super::refusal::{
 };
 use crate::daemon::Daemon;
 use crate::events::errors::{LegacyEra, legacy_method};
-use crate::events::listen::LISTEN_ALIAS;
 use crate::frames::inbound::{Shape, shape};
+use crate::listen_alias::{LISTEN_ALIAS, rename_listen};
 use rmcp::model::ProtocolVersion;
 
 /// The methods whose `Mcp-Name` must equal `params.name` (decision 3).
@@ -324,7 +324,9 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
             };
             return Err(header_mismatch(id, message));
         }
-        message["method"] = json!(LISTEN_ALIAS);
+        if let Value::Object(m) = message {
+            rename_listen(m);
+        }
         headers.insert("mcp-method", HeaderValue::from_static(LISTEN_ALIAS));
         return Ok(true);
     }
@@ -423,6 +425,7 @@ fn normal_origin(origin: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn header_values_decode_like_rmcp_encodes_them() {
