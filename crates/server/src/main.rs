@@ -78,6 +78,7 @@ fn chain(error: &anyhow::Error) -> String {
 }
 
 /// The exit code for an error that ended a command.
+#[allow(clippy::match_same_arms)] // one arm per error type: a table, read top to bottom
 fn code_for(error: &anyhow::Error) -> u8 {
     use tidings_server::socket::SocketError;
     if let Some(e) = error.downcast_ref::<ClientError>() {

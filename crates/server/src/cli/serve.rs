@@ -49,16 +49,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     config.limits = limits;
     config.http = http_config(&args);
     let handle = Tidings::start(config).map_err(start_error)?;
-    match handle.demo() {
-        Some(demo) => output::out(&how_to_connect(demo, handle.socket_path())),
-        None => {
-            output::err(format_args!(
-                "tidings: serving on {}",
-                handle.socket_path().display()
-            ));
-            if let Some(line) = all_off_line(&handle.settings(), handle.settings_path()) {
-                output::err(format_args!("tidings: {line}"));
-            }
+    if let Some(demo) = handle.demo() {
+        output::out(how_to_connect(demo, handle.socket_path()));
+    } else {
+        output::err(format_args!(
+            "tidings: serving on {}",
+            handle.socket_path().display()
+        ));
+        if let Some(line) = all_off_line(&handle.settings(), handle.settings_path()) {
+            output::err(format_args!("tidings: {line}"));
         }
     }
     let demo = handle.demo().is_some();

@@ -105,7 +105,9 @@ fn type_line(ty: &TypeState) -> String {
     match ty.store.unreadable_rows {
         0 => {}
         1 => store.push_str("; skipped 1 unreadable row"),
-        n => store.push_str(&format!("; skipped {n} unreadable rows")),
+        n => {
+            let _ = write!(store, "; skipped {n} unreadable rows");
+        }
     }
     let allowlist = match ty.allowlist.total() {
         0 => "none (clients must name senders)".to_owned(),
@@ -201,8 +203,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn renders_types_counts_and_clients() {
+    /// Two types (one store missing), a rejected settings file, one client with a stream.
+    fn sample() -> State {
         let mut mail = store("/h/Envelope Index", StoreAccess::Ok, None);
         mail.unreadable_rows = 2;
         let mut messages = store(
@@ -211,7 +213,7 @@ mod tests {
             Some("Messages store not found at /h/chat.db"),
         );
         messages.backfilled = 6512;
-        let state = State {
+        State {
             version: "0.1.0".into(),
             socket: Some("/run/t.sock".into()),
             connections: 2,
@@ -258,8 +260,12 @@ mod tests {
                     last_delivery_ms: Some(1),
                 }],
             }],
-        };
-        let text = render(&state, Path::new("/run/t.sock"));
+        }
+    }
+
+    #[test]
+    fn renders_types_counts_and_clients() {
+        let text = render(&sample(), Path::new("/run/t.sock"));
         assert!(
             text.contains("Tidings 0.1.0 is serving on /run/t.sock"),
             "{text}"

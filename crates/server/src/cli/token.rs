@@ -35,18 +35,15 @@ pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
                 .await
                 .context("the keychain task failed")?
                 .context(NO_KEYCHAIN)?;
-            match stored {
-                Some(token) => {
-                    crate::output::out(format_args!("{}", token.expose()));
-                    Ok(exit_code::SUCCESS)
-                }
-                None => {
-                    crate::output::err(format_args!(
-                        "tidings: no HTTP token yet; one is made when the endpoint first starts \
-                         (`tidings serve --http 127.0.0.1:3917`), or run `tidings token rotate`"
-                    ));
-                    Ok(exit_code::FAILURE)
-                }
+            if let Some(token) = stored {
+                crate::output::out(format_args!("{}", token.expose()));
+                Ok(exit_code::SUCCESS)
+            } else {
+                crate::output::err(format_args!(
+                    "tidings: no HTTP token yet; one is made when the endpoint first starts \
+                     (`tidings serve --http 127.0.0.1:3917`), or run `tidings token rotate`"
+                ));
+                Ok(exit_code::FAILURE)
             }
         }
         TokenCommand::Rotate(args) => rotate(keychain, args).await,

@@ -14,7 +14,7 @@ use crate::clients::{ConnectionState, filter_summary, sender_of};
 use crate::daemon::Daemon;
 use crate::state::Mode;
 
-/// Answer one poll: InvalidParams / NotFound before any store is touched; a store failure is
+/// Answer one poll: `InvalidParams` / `NotFound` before any store is touched; a store failure is
 /// -32603 with `data.reason`.
 /// The events returned are counted under `conn`'s poll subscription of that type and filter.
 pub async fn poll(

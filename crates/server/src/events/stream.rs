@@ -6,7 +6,7 @@
 //! the cursor; with `has_more` go again at once, else wait on the hub's wake for this store,
 //! the heartbeat timer, a settings change, or cancellation.
 //!
-//! Only NotFound, Forbidden, InvalidParams, Unsupported and ResourceExhausted refuse a stream.
+//! Only `NotFound`, Forbidden, `InvalidParams`, Unsupported and `ResourceExhausted` refuse a stream.
 //! A store that cannot be read when the stream opens is a passing condition, not a refusal:
 //! the stream opens with `active` on the client's own cursor, reports the failure with
 //! `notifications/events/error`, and resolves its start on each wake or heartbeat until the
@@ -37,6 +37,7 @@ use crate::state::Mode;
 const BATCH: u32 = 100;
 
 /// Serve one `events/stream` request to its end.
+#[allow(clippy::too_many_lines)] // one loop, read top to bottom; its steps are the functions below
 pub async fn stream(
     daemon: &Daemon,
     conn: &Arc<ConnectionState>,
@@ -118,10 +119,10 @@ pub async fn stream(
         }
         tokio::select! {
             biased;
-            _ = ctx.ct.cancelled() => return Ok(final_result(&s.id)),
-            _ = conn.closed.cancelled() => return Ok(final_result(&s.id)),
-            _ = shutdown.cancelled() => return Ok(final_result(&s.id)),
-            _ = conn.revoked.cancelled() => {
+            () = ctx.ct.cancelled() => return Ok(final_result(&s.id)),
+            () = conn.closed.cancelled() => return Ok(final_result(&s.id)),
+            () = shutdown.cancelled() => return Ok(final_result(&s.id)),
+            () = conn.revoked.cancelled() => {
                 let why = conn.revocation().unwrap_or(Revocation::ByUser);
                 tracing::debug!(event_type = %s.sub.event_type, ?why, "stream terminated: revoked");
                 s.send(
@@ -328,7 +329,7 @@ impl Stream {
     }
 
     /// Rebuild the subscription from its original parameters under new settings. Err is the
-    /// `terminated` error: NotFound when the type was turned off, Forbidden when the
+    /// `terminated` error: `NotFound` when the type was turned off, Forbidden when the
     /// subscription is no longer bounded by a sender.
     fn revalidate(
         &mut self,
