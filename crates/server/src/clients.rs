@@ -673,3 +673,67 @@ pub(crate) fn sender_of(data: &serde_json::Value) -> String {
         .unwrap_or("")
         .to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn delivery(n: u64) -> Delivery {
+        Delivery {
+            at_ms: n,
+            event_type: "mail.received".into(),
+            client_id: 1,
+            client_name: None,
+            sender: format!("s{n}@example.com"),
+        }
+    }
+
+    #[test]
+    fn the_activity_log_keeps_the_last_deliveries_and_clears() {
+        let log = Activity::default();
+        let mut changes = log.subscribe();
+        for n in 0..(ACTIVITY_LEN as u64 + 5) {
+            log.push(delivery(n));
+        }
+        let kept = log.snapshot();
+        assert_eq!(kept.len(), ACTIVITY_LEN);
+        assert_eq!(kept[0].at_ms, 5, "the oldest went first");
+        assert!(changes.has_changed().unwrap());
+        changes.borrow_and_update();
+        log.clear();
+        assert!(log.snapshot().is_empty());
+        assert!(changes.has_changed().unwrap(), "a clear is a change");
+    }
+
+    #[test]
+    fn filters_are_counts_and_senders_come_from_the_envelope() {
+        let args = json!({"from": ["a@x.com", "b@y.com"], "account": "Work", "chats": null});
+        let summary = filter_summary(args.as_object().unwrap());
+        assert_eq!(summary, [("account".into(), 1), ("from".into(), 2)].into());
+        assert_eq!(
+            sender_of(&json!({"from": {"address": "ana@example.com", "name": "Ana"}})),
+            "ana@example.com"
+        );
+        assert_eq!(
+            sender_of(&json!({"from": {"handle": "+12025550101", "service": "SMS"}})),
+            "+12025550101"
+        );
+    }
+
+    #[test]
+    fn a_revoked_principal_takes_no_stream_and_leaves_the_registry_on_drop() {
+        let board = Arc::new(Board::default());
+        let clients = Clients::new(ServerLimits::default(), board);
+        let conn = ConnectionState::socket(&clients, &CancellationToken::new(), Some(7));
+        let id = clients.snapshot()[0].id;
+        assert!(clients.revoke(id));
+        assert!(conn.revoked.is_cancelled());
+        let refused = conn.acquire(&RequestId::Number(1)).err();
+        assert_eq!(refused, Some(Refusal::Revoked(Revocation::ByUser)));
+        assert!(clients.snapshot()[0].revoked);
+        drop(conn);
+        assert!(clients.snapshot().is_empty());
+        assert!(!clients.revoke(id), "gone");
+    }
+}
