@@ -19,6 +19,8 @@ mod cli;
 mod cli_edges;
 // Every `tidings tail` and `tidings status` line the README and `--help` show, as written.
 mod documented_commands;
+// The embedding API as the menu-bar app drives it: start, watch, settings, revoke, stop.
+mod embedding;
 // A first run of the real daemon writes commented settings and says all is off.
 mod first_run;
 // `tidings serve --http` as a process: no-auth URL, no keychain, bad settings, a hung keychain.

@@ -4,13 +4,11 @@
 //! `terminated` Forbidden and its next request is refused), then shut down and join (the
 //! socket file is gone).
 
-mod common;
-
 use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
-use common::{Client, WAIT, Writer, is_event, is_note, is_response};
+use crate::common::{Client, WAIT, Writer, is_event, is_note, is_response};
 use serde_json::{Value, json};
 use tidings_fixtures::MacHome;
 use tidings_server::engine::{Config, DemoConfig, HttpConfig, RevokeError};
