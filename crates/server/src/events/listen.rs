@@ -4,8 +4,9 @@
 //! Why not rmcp's own listen: rmcp 3.11 parses the filter into its typed `SubscriptionFilter`
 //! (tools, prompts, resources), which drops `eventsListChanged`, and it sends the
 //! acknowledgement itself from that typed filter, so the field could neither be read nor
-//! echoed. The smallest sound workaround: both transports rename the method to [`LISTEN_ALIAS`]
-//! (`listen_alias.rs`, the one rewrite), a custom method whose params reach us as raw JSON. We then acknowledge and notify with custom notifications. We advertise no
+//! echoed. The smallest sound workaround: both transports rename the method to
+//! [`LISTEN_ALIAS`] (`listen_alias.rs`, the one rewrite), a custom method whose params reach
+//! us as raw JSON. We then acknowledge and notify with custom notifications. We advertise no
 //! tools/prompts/resources list changes, so `eventsListChanged` is the only field we ever
 //! accept.
 

@@ -16,8 +16,8 @@
 //!    one whose endpoint began stopping is 503.
 //! 5. The body is one JSON object – else 400: not JSON is -32700, anything else (a batch
 //!    included: 2026-07-28 has none) -32600. rmcp would answer these in plain text.
-//! 6. `subscriptions/listen` is renamed to the internal alias, as the socket's framer does
-//!    (rmcp's typed listen filter drops `eventsListChanged`; see `events/listen.rs`), with its
+//! 6. `subscriptions/listen` is renamed to the internal alias (`listen_alias.rs`, shared with
+//!    the socket's framer; rmcp's typed listen filter drops `eventsListChanged`), with its
 //!    `Mcp-Method` header checked and rewritten to match.
 //! 7. An events method under an older `MCP-Protocol-Version` (a client that used the legacy
 //!    `initialize`) is 404 with the socket's -32601 "served on protocol 2026-07-28 only".
