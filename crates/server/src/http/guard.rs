@@ -60,6 +60,7 @@ use super::refusal::{
     INVALID_REQUEST, PARSE_ERROR, body_timeout, clip, header_mismatch, rpc_error, stopping,
     too_large, unauthorized,
 };
+use crate::clients::Revocation;
 use crate::daemon::Daemon;
 use crate::events::errors::{LegacyEra, legacy_method};
 use crate::frames::inbound::{Shape, shape};
@@ -122,7 +123,8 @@ impl Guard {
         let bytes = self.read_body(&parts.headers, body).await?;
         // The token was checked on the headers; the body may have taken until after a
         // rotation or a stop, and neither may let a request through.
-        if principal.revoked.is_cancelled() {
+        // A client the user revoked keeps a valid token: the handler answers it Forbidden.
+        if principal.revocation() == Some(Revocation::TokenRotated) {
             return Err(unauthorized(AuthFailure::Invalid));
         }
         if self.stop.is_cancelled() {

@@ -29,6 +29,8 @@ mod http_cli;
 mod http_endpoint;
 // The endpoint against clients that misbehave.
 mod http_hardening;
+// Revoking an HTTP client: Forbidden until the token is rotated.
+mod http_revoke;
 // `[http] enabled` and `listen` apply live.
 mod http_live;
 // Over HTTP, a request without a name and a legacy `initialize` client.
