@@ -195,7 +195,7 @@ impl Tidings {
             limits,
             engine_limits,
         } = config;
-        let (listener, daemon_config, demo) = match stores {
+        let (listener, daemon_config, demo, first_run) = match stores {
             Stores::Real { home, settings } => {
                 let path = match socket {
                     Some(path) => path,
@@ -203,7 +203,8 @@ impl Tidings {
                 };
                 let listener = SocketListener::bind(&path)?;
                 // A first run leaves a commented file to edit, with everything off.
-                if Settings::create_if_missing(&settings)? {
+                let created = Settings::create_if_missing(&settings)?;
+                if created {
                     tracing::info!(settings = %settings.display(), "wrote the default settings");
                 }
                 let config = DaemonConfig {
@@ -213,12 +214,13 @@ impl Tidings {
                     limits,
                     demo: None,
                 };
-                (listener, config, None)
+                (listener, config, None, created)
             }
             Stores::Demo(demo) => {
                 let home = DemoHome::create(demo.data_dir.as_deref())?;
                 let path = socket.unwrap_or_else(|| home.default_socket_path());
                 let listener = SocketListener::bind(&path)?;
+                let created = !home.settings_path().exists();
                 let layout = home.lay_out()?;
                 let running = Demo::start(&home, demo.simulate)?;
                 let config = DaemonConfig {
@@ -235,7 +237,7 @@ impl Tidings {
                     layout,
                     simulate: demo.simulate,
                 };
-                (listener, config, Some((running, home, info)))
+                (listener, config, Some((running, home, info)), created)
             }
         };
         tracing::info!(settings = %daemon_config.settings_path.display(), "settings");
@@ -255,6 +257,7 @@ impl Tidings {
             done,
             outcome: Mutex::new(None),
             demo: demo_info,
+            first_run,
         });
         let runner = Runner {
             listener,
@@ -293,6 +296,8 @@ struct Shared {
     /// The run's result, taken by the first `join`.
     outcome: Mutex<Option<Result<(), HttpError>>>,
     demo: Option<DemoInfo>,
+    /// Whether the settings file did not exist before this start.
+    first_run: bool,
 }
 
 impl Handle {
@@ -338,6 +343,12 @@ impl Handle {
     /// The settings file read and watched.
     pub fn settings_path(&self) -> &Path {
         self.shared.daemon.settings_path()
+    }
+
+    /// Whether this start wrote the settings file (it did not exist): the app's first run,
+    /// when it opens its walk-through.
+    pub fn first_run(&self) -> bool {
+        self.shared.first_run
     }
 
     /// What demo mode set up, in demo mode.

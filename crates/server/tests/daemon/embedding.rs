@@ -67,6 +67,10 @@ fn the_app_starts_watches_changes_revokes_and_stops_the_engine() {
     let handle = start(&rt, tmp.path());
     let socket = handle.socket_path().to_owned();
     assert!(socket.starts_with(tmp.path()), "{}", socket.display());
+    assert!(
+        handle.first_run(),
+        "a fresh demo dir has no settings file yet"
+    );
     let first = handle.state().borrow().clone();
     assert_eq!(first.version, env!("CARGO_PKG_VERSION"));
     assert_eq!(first.types.len(), 2);
