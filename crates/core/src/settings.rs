@@ -26,6 +26,50 @@ pub struct Settings {
     pub messages: EventSettings,
     /// The loopback Streamable HTTP endpoint (`[http]`).
     pub http: HttpSettings,
+    /// Named filters for `tidings-mcp --channel --preset NAME` (`[channel.presets.NAME]`).
+    #[serde(skip_serializing_if = "ChannelSettings::is_empty")]
+    pub channel: ChannelSettings,
+}
+
+/// The Claude Code channel's presets. Only `tidings-mcp --channel` reads them (it parses the
+/// same table itself, see docs/decisions/channel.md); the daemon validates them so a typo is
+/// reported by `tidings status` rather than at the channel's start.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelSettings {
+    /// Preset name to the filters it stands for.
+    pub presets: std::collections::BTreeMap<String, ChannelPreset>,
+}
+
+impl ChannelSettings {
+    /// No presets: the table is left out of a saved file.
+    pub fn is_empty(&self) -> bool {
+        self.presets.is_empty()
+    }
+}
+
+/// What one channel preset delivers: the same choices as `tidings-mcp --channel`'s flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelPreset {
+    /// Event type names (`mail.received`, `messages.received`); empty means both.
+    #[serde(deserialize_with = "type_names")]
+    pub types: Vec<String>,
+    /// Sender addresses or phone numbers (the `from` argument).
+    pub from: Vec<String>,
+    /// Sender domains (the `domains` argument).
+    pub domains: Vec<String>,
+}
+
+fn type_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    match names.iter().find(|n| EventType::from_name(n).is_none()) {
+        Some(bad) => Err(serde::de::Error::custom(format!(
+            "unknown event type `{bad}` in a channel preset; use mail.received or \
+             messages.received"
+        ))),
+        None => Ok(names),
+    }
 }
 
 /// The optional Streamable HTTP endpoint on the loopback interface. Every field applies live
@@ -147,6 +191,8 @@ pub enum SettingsError {
         message: String,
         /// The 1-based line it names, when it names one.
         line: Option<usize>,
+        /// The 1-based column (in characters) on that line, when it names one.
+        column: Option<usize>,
         /// The reason alone, without the quoted line.
         reason: String,
     },
@@ -221,6 +267,29 @@ impl SettingsError {
             _ => None,
         }
     }
+
+    /// The 1-based column (in characters) the error names, if any.
+    pub fn column(&self) -> Option<usize> {
+        match self {
+            SettingsError::Invalid { column, .. } => *column,
+            _ => None,
+        }
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`, as an editor shows
+/// them; an offset past the end or inside a character counts from the character it falls in.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 fn file_name(path: &Path) -> String {
@@ -292,13 +361,15 @@ impl Settings {
     /// Parse settings from TOML text; `path` is only used in the error. The error keeps the
     /// parser's diagnostic whole, lines included (it points at the column).
     pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
-        toml::from_str(text).map_err(|e| SettingsError::Invalid {
-            path: path.to_owned(),
-            message: e.to_string().trim_end().to_owned(),
-            line: e
-                .span()
-                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1),
-            reason: e.message().trim_end().replace('\n', "; "),
+        toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|span| line_column(text, span.start));
+            SettingsError::Invalid {
+                path: path.to_owned(),
+                message: e.to_string().trim_end().to_owned(),
+                line: at.map(|(line, _)| line),
+                column: at.map(|(_, column)| column),
+                reason: e.message().trim_end().replace('\n', "; "),
+            }
         })
     }
 
@@ -308,11 +379,14 @@ impl Settings {
             Ok(text) => Settings::parse(text, path),
             Err(e) => {
                 let at = e.valid_up_to();
+                // The bytes before `at` are valid UTF-8: that is what `valid_up_to` means.
+                let valid = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+                let (line, column) = line_column(valid, at);
                 Err(SettingsError::Invalid {
                     path: path.to_owned(),
                     message: format!("byte {at} is not UTF-8; save the file as UTF-8 text"),
-                    #[allow(clippy::naive_bytecount)] // once, on a file of at most 1 MiB
-                    line: Some(bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1),
+                    line: Some(line),
+                    column: Some(column),
                     reason: "not UTF-8 text".to_owned(),
                 })
             }
@@ -401,6 +475,7 @@ impl Settings {
             path: path.to_owned(),
             message: e.to_string(),
             line: None,
+            column: None,
             reason: e.to_string(),
         })?;
         if let Some(dir) = path.parent() {
@@ -435,6 +510,29 @@ mod tests {
         ];
         s.save(&path).unwrap();
         assert_eq!(Settings::load(&path).unwrap(), s);
+    }
+
+    #[test]
+    fn channel_presets_are_read_and_checked() {
+        let text =
+            "[channel.presets.work]\ntypes = [\"mail.received\"]\ndomains = [\"acme.com\"]\n";
+        let s = Settings::parse(text, Path::new("s.toml")).unwrap();
+        let work = &s.channel.presets["work"];
+        assert_eq!(work.types, ["mail.received"]);
+        assert_eq!(work.domains, ["acme.com"]);
+        assert!(work.from.is_empty());
+
+        let bad = "[channel.presets.work]\ntypes = [\"mail\"]\n";
+        let err = Settings::parse(bad, Path::new("s.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2") && err.contains("`mail`"), "{err}");
+        // Saved settings without presets keep their old shape.
+        assert!(
+            !toml::to_string(&Settings::default())
+                .unwrap()
+                .contains("channel")
+        );
     }
 
     #[test]
@@ -577,7 +675,41 @@ mod tests {
         let err =
             Settings::parse_bytes(b"[mail]\nallow = [\"\xff\"]\n", Path::new("s")).unwrap_err();
         assert_eq!(err.line(), Some(2));
+        assert_eq!(err.column(), Some(11), "after `allow = [\"`");
         assert_eq!(err.summary(), "s line 2: not UTF-8 text");
+        let err = Settings::parse_bytes(b"# \xc3\xa9\n\xc3\xa9\xff", Path::new("s")).unwrap_err();
+        assert_eq!(
+            (err.line(), err.column()),
+            (Some(2), Some(2)),
+            "columns count characters"
+        );
+    }
+
+    #[test]
+    fn the_line_and_column_are_data_and_agree_with_the_message() {
+        for text in [
+            "[mail]\nenabled = maybe\n",
+            "[mail]\n# café ☕\nallow = [\"é\", \"not a pattern\"]\n",
+            "  [mail]\n  alow = []\n",
+            "[mail]\nenabled = true\n[mail]\n",
+            "é = 1",
+        ] {
+            let err = Settings::parse(text, Path::new("s.toml")).unwrap_err();
+            let SettingsError::Invalid {
+                line: Some(line),
+                column: Some(column),
+                ref message,
+                ..
+            } = err
+            else {
+                panic!("no position in {err:?}")
+            };
+            assert_eq!((err.line(), err.column()), (Some(line), Some(column)));
+            assert!(
+                message.contains(&format!("line {line}, column {column}\n")),
+                "{text:?}: line {line}, column {column} vs {message}"
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! The command line, parsed by hand (three flags do not justify clap in a binary that
-//! should stay tiny), and the `--help` text.
+//! The command line, parsed by hand (a handful of flags do not justify clap in a binary
+//! that should stay tiny), and the `--help` text.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -13,11 +13,31 @@ pub enum Command {
         /// The socket path from `--socket`, overriding the default lookup.
         socket: Option<PathBuf>,
     },
+    /// `--channel`: serve a Claude Code channel.
+    Channel(ChannelArgs),
     /// `--version`.
     Version,
     /// `--help` or `-h`.
     Help,
 }
+
+/// `--channel` and the filters that choose what it delivers.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ChannelArgs {
+    /// The socket path from `--socket`, overriding the default lookup.
+    pub socket: Option<PathBuf>,
+    /// `--type`, in order, without repeats; empty means both types.
+    pub types: Vec<String>,
+    /// `--from`, comma-separated values of every occurrence.
+    pub from: Vec<String>,
+    /// `--domains`, comma-separated values of every occurrence.
+    pub domains: Vec<String>,
+    /// `--preset NAME`: the filters come from settings.toml instead.
+    pub preset: Option<String>,
+}
+
+/// The event types `--type` accepts.
+pub const TYPES: [&str; 2] = ["mail.received", "messages.received"];
 
 /// A command line we cannot act on.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
@@ -33,46 +53,124 @@ pub enum ArgsError {
         "--socket needs a path, as in `--socket /path/to/tidings.sock`; try `tidings-mcp --help`"
     )]
     MissingSocketPath,
+    /// A channel flag with no value after it.
+    #[error("{0} needs a value, as in `{0} {1}`; try `tidings-mcp --help`")]
+    MissingValue(&'static str, &'static str),
+    /// A channel flag without `--channel`.
+    #[error("{0} only applies with --channel; try `tidings-mcp --help`")]
+    NeedsChannel(&'static str),
+    /// `--type` with a name we do not serve.
+    #[error("--type `{0}` is not an event type; use mail.received or messages.received")]
+    UnknownType(String),
+    /// `--preset` together with filter flags.
+    #[error(
+        "--preset takes its types and senders from settings.toml; drop --type, --from and \
+         --domains, or drop --preset"
+    )]
+    PresetWithFilters,
 }
+
+/// The channel flags that take a value, with an example value for the error message.
+const VALUE_FLAGS: [(&str, &str); 4] = [
+    ("--type", "mail.received"),
+    ("--from", "ana@example.com"),
+    ("--domains", "example.com"),
+    ("--preset", "work"),
+];
 
 /// Parses the arguments after the program name. `--help` and `--version` win over
 /// everything else, so `tidings-mcp --bogus --help` still shows the help.
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsError> {
-    let mut socket = None;
+    let mut channel = false;
+    let mut parsed = ChannelArgs::default();
+    let mut seen_filter: Option<&'static str> = None;
+    let mut channel_flag: Option<&'static str> = None;
     let mut first_error = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        let text = arg.to_string_lossy();
-        match text.as_ref() {
+        let text = arg.to_string_lossy().into_owned();
+        let (flag, inline) = match text.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value)),
+            _ => (text.clone(), None),
+        };
+        match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "--version" => return Ok(Command::Version),
-            "--socket" => match args.next() {
-                Some(path) if !path.is_empty() => socket = Some(PathBuf::from(path)),
-                _ => {
-                    first_error.get_or_insert(ArgsError::MissingSocketPath);
-                }
-            },
-            _ => {
-                if let Some(path) = text.strip_prefix("--socket=") {
-                    if path.is_empty() {
+            "--channel" if inline.is_none() => channel = true,
+            "--socket" => {
+                let path = match inline {
+                    // Slice the OsString, not the lossy text, so non-UTF-8 paths survive.
+                    Some(_) => Some(OsStr::from_bytes(&arg.as_bytes()["--socket=".len()..]).into()),
+                    None => args.next(),
+                };
+                match path {
+                    Some(path) if !path.is_empty() => parsed.socket = Some(PathBuf::from(path)),
+                    _ => {
                         first_error.get_or_insert(ArgsError::MissingSocketPath);
-                    } else {
-                        // Slice the OsString, not the lossy text, so non-UTF-8 paths survive.
-                        let path = &arg.as_bytes()["--socket=".len()..];
-                        socket = Some(PathBuf::from(OsStr::from_bytes(path)));
+                    }
+                }
+            }
+            _ => {
+                if let Some(&(name, example)) = VALUE_FLAGS.iter().find(|(f, _)| *f == flag) {
+                    let value = match inline {
+                        Some(value) => Some(value.to_owned()),
+                        None => args.next().map(|v| v.to_string_lossy().into_owned()),
+                    };
+                    let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
+                        first_error.get_or_insert(ArgsError::MissingValue(name, example));
+                        continue;
+                    };
+                    if let Err(error) = add_value(&mut parsed, name, &value) {
+                        first_error.get_or_insert(error);
+                    }
+                    channel_flag.get_or_insert(name);
+                    if name != "--preset" {
+                        seen_filter = Some(name);
                     }
                 } else if text.starts_with('-') {
-                    first_error.get_or_insert(ArgsError::UnknownFlag(text.into_owned()));
+                    first_error.get_or_insert(ArgsError::UnknownFlag(text));
                 } else {
-                    first_error.get_or_insert(ArgsError::UnexpectedArgument(text.into_owned()));
+                    first_error.get_or_insert(ArgsError::UnexpectedArgument(text));
                 }
             }
         }
     }
-    match first_error {
-        Some(error) => Err(error),
-        None => Ok(Command::Run { socket }),
+    if let Some(error) = first_error {
+        return Err(error);
     }
+    if !channel {
+        return match channel_flag {
+            Some(flag) => Err(ArgsError::NeedsChannel(flag)),
+            None => Ok(Command::Run {
+                socket: parsed.socket,
+            }),
+        };
+    }
+    if parsed.preset.is_some() && seen_filter.is_some() {
+        return Err(ArgsError::PresetWithFilters);
+    }
+    Ok(Command::Channel(parsed))
+}
+
+/// Records one value of a channel flag.
+fn add_value(parsed: &mut ChannelArgs, flag: &'static str, value: &str) -> Result<(), ArgsError> {
+    let list = || value.split(',').map(str::trim).filter(|v| !v.is_empty());
+    match flag {
+        "--type" => {
+            for name in list() {
+                if !TYPES.contains(&name) {
+                    return Err(ArgsError::UnknownType(name.to_owned()));
+                }
+                if !parsed.types.iter().any(|t| t == name) {
+                    parsed.types.push(name.to_owned());
+                }
+            }
+        }
+        "--from" => parsed.from.extend(list().map(str::to_owned)),
+        "--domains" => parsed.domains.extend(list().map(str::to_owned)),
+        _ => parsed.preset = Some(value.to_owned()),
+    }
+    Ok(())
 }
 
 /// The `--help` text.
@@ -82,9 +180,19 @@ It moves bytes between its stdin/stdout and the Tidings daemon's Unix socket, an
 else. Point your MCP client at it; the Tidings app (or `tidings serve`) must be running.
 
 Usage: tidings-mcp [--socket PATH]
+       tidings-mcp --channel [--type TYPE] [--from LIST] [--domains LIST] [--socket PATH]
+       tidings-mcp --channel --preset NAME [--socket PATH]
 
 Options:
   --socket PATH   connect to PATH instead of the default socket
+  --channel       serve a Claude Code channel: push each new event into the session as
+                  one notifications/claude/channel (see docs/clients.md)
+  --type TYPE     with --channel: mail.received or messages.received; repeat for both
+                  [default: both]
+  --from LIST     with --channel: senders (addresses, phone numbers), comma-separated
+  --domains LIST  with --channel: sender domains, comma-separated
+  --preset NAME   with --channel: the types and senders of [channel.presets.NAME] in
+                  settings.toml, instead of --type, --from and --domains
   --version       print the version and exit
   -h, --help      print this help and exit
 
@@ -92,6 +200,7 @@ Environment:
   TIDINGS_SOCKET  the socket path when --socket is not given. Default: tidings.sock in
                   ~/Library/Application Support/dev.tidings.Tidings/run/ on macOS,
                   $XDG_RUNTIME_DIR/tidings/ on Linux, /tmp/tidings-<uid>/ if that is too long
+  TIDINGS_CONFIG_DIR  where settings.toml is, for --preset
 
 Example MCP client config (Claude Desktop, Cursor, ...):
   {
@@ -155,9 +264,61 @@ mod tests {
     }
 
     #[test]
+    fn channel_flags_collect_lists_and_types() {
+        let parsed = parse_strs(&[
+            "--channel",
+            "--type",
+            "mail.received",
+            "--type=mail.received,messages.received",
+            "--from",
+            "ana@example.com, +12025550111",
+            "--domains=acme.com",
+        ]);
+        assert_eq!(
+            parsed,
+            Ok(Command::Channel(ChannelArgs {
+                socket: None,
+                types: vec!["mail.received".into(), "messages.received".into()],
+                from: vec!["ana@example.com".into(), "+12025550111".into()],
+                domains: vec!["acme.com".into()],
+                preset: None,
+            }))
+        );
+    }
+
+    #[test]
+    fn channel_flags_are_checked() {
+        assert_eq!(
+            parse_strs(&["--from", "a@b.c"]),
+            Err(ArgsError::NeedsChannel("--from"))
+        );
+        assert_eq!(
+            parse_strs(&["--channel", "--type", "mail"]),
+            Err(ArgsError::UnknownType("mail".into()))
+        );
+        assert_eq!(
+            parse_strs(&["--channel", "--preset", "work", "--domains", "x.com"]),
+            Err(ArgsError::PresetWithFilters)
+        );
+        assert_eq!(
+            parse_strs(&["--channel", "--preset"]),
+            Err(ArgsError::MissingValue("--preset", "work"))
+        );
+        assert_eq!(
+            parse_strs(&["--channel=yes"]),
+            Err(ArgsError::UnknownFlag("--channel=yes".into()))
+        );
+    }
+
+    #[test]
     fn usage_mentions_every_flag_and_the_env_var() {
         for needle in [
             "--socket",
+            "--channel",
+            "--type",
+            "--from",
+            "--domains",
+            "--preset",
             "--version",
             "--help",
             "TIDINGS_SOCKET",

@@ -9,6 +9,9 @@ pub const SUCCESS: u8 = 0;
 pub const FAILURE: u8 = 1;
 /// Bad command line (unknown flag, missing value), as most CLIs do.
 pub const USAGE: u8 = 2;
+/// The daemon refused the channel's subscription: no sender bound, a type turned off
+/// (`EX_DATAERR`).
+pub const REFUSED: u8 = 65;
 /// Nothing answers on the socket and it could not be started (`EX_UNAVAILABLE`).
 pub const NOT_RUNNING: u8 = 69;
 /// The socket exists but we may not connect to it (`EX_NOPERM`).

@@ -1,10 +1,12 @@
 //! `tidings-mcp`: the stdio shim an MCP client starts. It moves bytes between its
-//! stdin/stdout and the Tidings daemon's Unix socket, and never opens a store or parses MCP
-//! (macOS credits file access to the process that started us, so we must touch nothing).
+//! stdin/stdout and the Tidings daemon's Unix socket, and never opens a store (macOS credits
+//! file access to the process that started us, so we must touch nothing). Only with
+//! `--channel` does it parse MCP, to serve a Claude Code channel.
 //!
 //! Module map:
 //!
-//! - `args`: the three flags, parsed by hand, and the `--help` text.
+//! - `args`: the flags, parsed by hand, and the `--help` text.
+//! - `channel`: `--channel`, a Claude Code channel fed by `events/stream`.
 //! - `connect`: connect to the socket; if nobody answers, ask the OS to start the daemon
 //!   and retry briefly; one-line errors that name the path.
 //! - `pump`: the two byte copies and their close rules.
@@ -13,6 +15,7 @@
 //! Stdout carries MCP frames, so everything else goes to stderr.
 
 mod args;
+mod channel;
 mod connect;
 mod exit_code;
 mod pump;
@@ -39,14 +42,18 @@ fn main() -> ExitCode {
             println!("tidings-mcp {}", env!("CARGO_PKG_VERSION"));
             exit_code::SUCCESS
         }
-        Command::Run { socket } => run(socket),
+        Command::Run { socket } => run(socket, None),
+        Command::Channel(args) => {
+            let socket = args.socket.clone();
+            run(socket, Some(args))
+        }
     };
     ExitCode::from(code)
 }
 
 /// Resolves the socket, connects (starting the daemon if we can) and pumps until the daemon
-/// closes. Returns the exit code.
-fn run(socket: Option<PathBuf>) -> u8 {
+/// closes, or serves a channel when `channel` is given. Returns the exit code.
+fn run(socket: Option<PathBuf>, channel: Option<args::ChannelArgs>) -> u8 {
     let path = match socket {
         Some(path) => path,
         None => match tidings_platform::paths::socket_path() {
@@ -67,10 +74,23 @@ fn run(socket: Option<PathBuf>) -> u8 {
             return exit_code::FAILURE;
         }
     };
+    let code = match channel {
+        Some(args) => runtime.block_on(channel::serve(&path, args)),
+        None => runtime.block_on(pump_until_closed(&path)),
+    };
+    // tokio reads stdin on a blocking thread that stays parked in read(2) until the client
+    // closes stdin, and dropping the runtime would wait for it. The daemon has closed, so we
+    // are done: leave that thread behind and let returning from `main` end the process.
+    runtime.shutdown_background();
+    code
+}
+
+/// The byte pump: connect (starting the daemon if we can) and copy until the daemon closes.
+async fn pump_until_closed(path: &std::path::Path) -> u8 {
     let launcher = tidings_platform::default_launcher();
-    let code = runtime.block_on(async {
+    {
         let stream =
-            match connect::connect_or_start(&path, launcher.as_ref(), connect::START_WAIT).await {
+            match connect::connect_or_start(path, launcher.as_ref(), connect::START_WAIT).await {
                 Ok(stream) => stream,
                 Err(error) => {
                     eprintln!("tidings-mcp: {error}");
@@ -87,10 +107,5 @@ fn run(socket: Option<PathBuf>) -> u8 {
                 exit_code::FAILURE
             }
         }
-    });
-    // tokio reads stdin on a blocking thread that stays parked in read(2) until the client
-    // closes stdin, and dropping the runtime would wait for it. The daemon has closed, so we
-    // are done: leave that thread behind and let returning from `main` end the process.
-    runtime.shutdown_background();
-    code
+    }
 }

@@ -56,3 +56,33 @@ async fn socket_flag_without_path_is_a_usage_error() {
             .contains("--socket")
     );
 }
+
+#[tokio::test]
+async fn channel_flags_without_channel_are_a_usage_error() {
+    let output = run(&["--domains", "example.com"]).await;
+    assert_eq!(output.status.code(), Some(USAGE));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--domains only applies with --channel"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn an_unknown_preset_is_a_config_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("settings.toml"), "[mail]\nenabled = true\n").unwrap();
+    let mut cmd = crate::util::shim(&["--channel", "--preset", "work"]);
+    cmd.env("TIDINGS_CONFIG_DIR", dir.path());
+    let output = within("the shim to exit", cmd.spawn().unwrap().wait_with_output())
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(78));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("no preset `work`") && stderr.contains("none"),
+        "{stderr}"
+    );
+}

@@ -182,3 +182,23 @@ fn another_os_failure_is_an_io_error_not_a_disguised_sqlite_one() {
     assert!(err.to_string().contains("chat.db"), "{err}");
     assert!(!err.public_message().contains(dir.path().to_str().unwrap()));
 }
+
+#[test]
+fn a_wal_that_cannot_be_looked_at_is_an_io_error_naming_the_wal() {
+    let (w, _v) = World::variety(MailProfile::V10Macos26, MessagesProfile::Tahoe, limits());
+    w.engine.stamp(EventType::MessagesReceived).unwrap();
+    // A `-wal` that is a symlink to itself: the OS refuses to look at it (ELOOP), which is
+    // neither "no -wal" nor a SQLite failure.
+    let wal = w.home.chat_db().with_file_name("chat.db-wal");
+    let _ = std::fs::remove_file(&wal);
+    std::os::unix::fs::symlink(&wal, &wal).unwrap();
+    let err = w.engine.stamp(EventType::MessagesReceived).unwrap_err();
+    let StoreError::Io { path, source, .. } = &err else {
+        panic!("expected Io, got {err:?}")
+    };
+    assert_eq!(path, &wal, "{err}");
+    assert!(source.raw_os_error().is_some(), "{source:?}");
+    assert_eq!(err.reason(), "store_error");
+    std::fs::remove_file(&wal).unwrap();
+    w.engine.stamp(EventType::MessagesReceived).unwrap();
+}

@@ -4,7 +4,7 @@
 use crate::common::*;
 use serde_json::json;
 use tidings_core::{EventType, Occurrence};
-use tidings_fixtures::{Expect, MailProfile, Manifest, MessagesProfile};
+use tidings_fixtures::{Addr, Expect, MailProfile, Manifest, MessagesProfile, NewMail};
 
 fn delivered(expects: &[Expect]) -> Vec<i64> {
     Manifest::delivered(expects).map(|e| e.rowid).collect()
@@ -172,4 +172,43 @@ fn messages_payloads_carry_the_envelope_and_nothing_else() {
     let undated = by_row("undated");
     assert_eq!(undated.data["date"], json!(null));
     assert_eq!(undated.timestamp, "2030-01-01T00:00:00Z");
+}
+
+#[test]
+fn a_mail_to_a_long_list_names_at_most_the_schema_s_recipients() {
+    use tidings_core::descriptor::{MAX_RECIPIENTS, payload_schema};
+    let (w, mut v) = World::variety(MailProfile::V10Macos26, MessagesProfile::Tahoe, limits());
+    let head = w.engine.stamp(EventType::MailReceived).unwrap().head;
+    let mailbox: i64 = v
+        .mail
+        .connection()
+        .query_row(
+            "SELECT ROWID FROM mailboxes WHERE url LIKE '%/INBOX' ORDER BY ROWID LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let list = |tag: &str| -> Vec<Addr> {
+        (0..MAX_RECIPIENTS + 10)
+            .map(|i| Addr::bare(&format!("{tag}{i}@example.org")))
+            .collect()
+    };
+    let mut m = NewMail::new(
+        Addr::bare("list@example.com"),
+        "To everyone",
+        mailbox,
+        Some(NOW_UNIX),
+    );
+    m.to = list("to");
+    m.cc = list("cc");
+    v.mail.append(&m).unwrap();
+    let sub = everything(EventType::MailReceived);
+    let (events, _, _) = w.drain(&sub, w.cursor_at(EventType::MailReceived, head), 100);
+    let data = &events.last().unwrap().data;
+    let schema = payload_schema(EventType::MailReceived);
+    for key in ["to", "cc"] {
+        assert_eq!(data[key].as_array().unwrap().len(), MAX_RECIPIENTS, "{key}");
+        assert_eq!(data[key][0]["address"], format!("{key}0@example.org"));
+        assert_eq!(schema["properties"][key]["maxItems"], json!(MAX_RECIPIENTS));
+    }
 }

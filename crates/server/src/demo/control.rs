@@ -31,9 +31,9 @@ pub(super) struct DemoStores {
     simulator: Mutex<Option<Simulator>>,
     seed: u64,
     /// Per type: a store is renamed away by `yield_error`.
-    away: [AtomicBool; 2],
+    away: [AtomicBool; EventType::COUNT],
     /// Per type: the type is turned off by `terminate`.
-    off: [AtomicBool; 2],
+    off: [AtomicBool; EventType::COUNT],
 }
 
 impl DemoStores {
@@ -77,7 +77,7 @@ impl DemoStores {
     /// rather than a chmod, since tests and CI run as root, which chmod does not stop.
     /// Returns once the file is away; the simulator is paused until it is back.
     fn make_unreadable(self: &Arc<Self>, ty: EventType) -> Result<(), DemoError> {
-        let flag = &self.away[type_index(ty)];
+        let flag = &self.away[ty.index()];
         if flag.swap(true, Ordering::SeqCst) {
             return Err(DemoError::Busy {
                 what: "yield_error",
@@ -106,7 +106,7 @@ impl DemoStores {
                     tracing::error!(from = %away.display(), to = %db.display(), %error, "could not move the store back");
                 }
             }
-            this.away[type_index(ty)].store(false, Ordering::SeqCst);
+            this.away[ty.index()].store(false, Ordering::SeqCst);
         });
         rx.recv().unwrap_or_else(|_| {
             Err(DemoError::Busy {
@@ -142,7 +142,7 @@ impl DemoStores {
     /// with `terminated`) and back on after [`OFF_FOR`], in a thread. A user edit made in that
     /// second can be overwritten by the re-enable; acceptable in a demo.
     fn turn_off_briefly(self: &Arc<Self>, ty: EventType) -> Result<(), DemoError> {
-        let flag = &self.off[type_index(ty)];
+        let flag = &self.off[ty.index()];
         if flag.swap(true, Ordering::SeqCst) {
             return Err(DemoError::Busy {
                 what: "terminate",
@@ -159,7 +159,7 @@ impl DemoStores {
             if let Err(error) = this.set_enabled(ty, true) {
                 tracing::error!(%error, "could not turn {ty} back on");
             }
-            this.off[type_index(ty)].store(false, Ordering::SeqCst);
+            this.off[ty.index()].store(false, Ordering::SeqCst);
         });
         Ok(())
     }
@@ -203,13 +203,6 @@ impl DemoControl for DemoControls {
 
     fn terminate(&self, ty: EventType) -> Result<(), String> {
         self.0.turn_off_briefly(ty).map_err(|e| e.to_string())
-    }
-}
-
-fn type_index(ty: EventType) -> usize {
-    match ty {
-        EventType::MailReceived => 0,
-        EventType::MessagesReceived => 1,
     }
 }
 

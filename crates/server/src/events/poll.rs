@@ -28,7 +28,7 @@ pub async fn poll(
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
         .map_err(|e| request_error(e, daemon.settings_path()))?;
     let engine = Arc::clone(daemon.engine());
-    let (ty, filter) = (sub.event_type, filter_summary(&params.arguments));
+    let (ty, filter) = (sub.event_type(), filter_summary(&params.arguments));
     let outcome = blocking(move || engine.poll(&sub, &params))
         .await?
         .map_err(|e| request_error(e, daemon.settings_path()))?;

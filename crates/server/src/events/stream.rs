@@ -34,7 +34,7 @@ use crate::hub::LATENCY;
 use crate::state::Mode;
 
 /// Events per engine call: bounded work between checks for cancellation.
-const BATCH: u32 = 100;
+const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
 
 /// Serve one `events/stream` request to its end.
 #[allow(clippy::too_many_lines)] // one loop, read top to bottom; its steps are the functions below
@@ -54,7 +54,7 @@ pub async fn stream(
         .map_err(|e| request_error(e, daemon.settings_path()))?;
     let _slot = conn.acquire(&ctx.id).map_err(refused)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
-    let mut wake = daemon.hub().wake_receiver(sub.event_type);
+    let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();
     let engine = Arc::clone(daemon.engine());
     let mut s = Stream {
@@ -82,7 +82,7 @@ pub async fn stream(
         Err(RequestError::Store(e)) => (params.cursor, false, Some(e)),
         Err(refused) => return Err(request_error(refused, daemon.settings_path())),
     };
-    tracing::debug!(event_type = %s.sub.event_type, resolved = failure.is_none(), "stream opened");
+    tracing::debug!(event_type = %s.sub.event_type(), resolved = failure.is_none(), "stream opened");
     if !s
         .send(
             "notifications/events/active",
@@ -124,7 +124,7 @@ pub async fn stream(
             () = shutdown.cancelled() => return Ok(final_result(&s.id)),
             () = conn.revoked.cancelled() => {
                 let why = conn.revocation().unwrap_or(Revocation::ByUser);
-                tracing::debug!(event_type = %s.sub.event_type, ?why, "stream terminated: revoked");
+                tracing::debug!(event_type = %s.sub.event_type(), ?why, "stream terminated: revoked");
                 s.send(
                     "notifications/events/terminated",
                     json!({"error": error_object(&revoked(why))}),
@@ -138,7 +138,7 @@ pub async fn stream(
                 }
                 let settings = settings_rx.borrow_and_update().clone();
                 if let Err(ended) = s.revalidate(&params, &settings) {
-                    tracing::debug!(event_type = %s.sub.event_type, code = ended.code.0, "stream terminated by settings");
+                    tracing::debug!(event_type = %s.sub.event_type(), code = ended.code.0, "stream terminated by settings");
                     s.send(
                         "notifications/events/terminated",
                         json!({"error": error_object(&ended)}),
@@ -207,7 +207,7 @@ impl Stream {
         if self.last_error.as_ref() == Some(&key) {
             return true;
         }
-        tracing::debug!(event_type = %self.sub.event_type, error = %e, "stream store error");
+        tracing::debug!(event_type = %self.sub.event_type(), error = %e, "stream store error");
         self.last_error = Some(key);
         let error = error_object(&store_error(e));
         self.send("notifications/events/error", json!({"error": error}))
@@ -250,7 +250,7 @@ impl Stream {
             }
             Err(refused) => {
                 let error = error_object(&request_error(refused, &self.settings_file));
-                tracing::debug!(event_type = %self.sub.event_type, "stream terminated at start");
+                tracing::debug!(event_type = %self.sub.event_type(), "stream terminated at start");
                 self.send("notifications/events/terminated", json!({"error": error}))
                     .await;
                 Err(())
@@ -288,7 +288,7 @@ impl Stream {
                 Err(e) => return self.report(&e).await,
             };
             self.last_error = None;
-            let ty = self.sub.event_type;
+            let ty = self.sub.event_type();
             let rows = batch.events.len();
             tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, rows, "latency: rows read");
             if batch.truncated {
@@ -336,7 +336,7 @@ impl Stream {
         params: &SubscriptionParams,
         settings: &Settings,
     ) -> Result<(), ErrorData> {
-        let ty = self.sub.event_type;
+        let ty = self.sub.event_type();
         match Subscription::new(&params.name, &params.arguments, settings) {
             Ok(sub) => {
                 self.sub = sub;

@@ -45,7 +45,10 @@ pub async fn call(
     let tool = request.name.to_string();
     if ![YIELD_ERROR, YIELD_GAP, TERMINATE].contains(&tool.as_str()) {
         return Err(ErrorData::invalid_params(
-            format!("unknown tool `{}`", tidings_core::text::sanitize(&tool, 64)),
+            format!(
+                "unknown tool `{}`",
+                tidings_core::text::sanitize(&tool, tidings_core::text::MAX_ECHO_CHARS)
+            ),
             Some(json!({"field": "name"})),
         ));
     }

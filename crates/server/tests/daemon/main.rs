@@ -13,6 +13,8 @@ mod http_common;
 
 // A row whose values break their column's promise is delivered leniently.
 mod bad_rows;
+// `tidings-mcp --channel` as Claude Code drives it: capabilities, one note per event, restarts.
+mod channel;
 // `tidings status` and `tidings tail` against a demo daemon, and without one.
 mod cli;
 // The command line at its edges: relative socket, garbage cursor, no keychain, the banner.
@@ -41,6 +43,8 @@ mod peer_uid;
 mod poll_roundtrip;
 // The serve process's output: a cancel is not an error; a failing stdout or stderr is survived.
 mod process_output;
+// The official Python MCP SDK through the shim: events/stream and the pull tools.
+mod python_sdk;
 // Requests the daemon refuses, each with its code and `data`.
 mod request_errors;
 // Killed and restarted on the same data dir: a client resumes without loss or duplicates.

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tidings_core::filter::{MailFilter, MessagesFilter, SenderPattern};
+use tidings_core::filter::SenderPattern;
 use tidings_core::settings::AllowEntry;
 use tidings_core::{
-    Clock, Cursor, Engine, EventType, Filter, Limits, Occurrence, Settings, StorePaths,
-    Subscription, SubscriptionParams,
+    Clock, Cursor, Engine, EventType, Limits, Occurrence, Settings, StorePaths, Subscription,
+    SubscriptionParams,
 };
 use tidings_fixtures::{MacHome, MailProfile, MessagesProfile, Variety, seed_variety};
 use time::OffsetDateTime;
@@ -82,16 +82,26 @@ pub fn engine_for(home: &MacHome, limits: Limits) -> Engine {
     Engine::new(&StorePaths::for_home(&home.root), limits).with_clock(Arc::new(FixedClock(now())))
 }
 
-/// A subscription that lets every sender through: what "no filter" means to the skip rules.
+/// Every sender the fixtures and these tests write rows from: their domains (with subdomains)
+/// and North American phone numbers.
+pub const EVERY_FIXTURE_SENDER: &[&str] = &[
+    "example.com",
+    "example.org",
+    "example.net",
+    "acme.test",
+    "deals.test",
+    "evil.test",
+    "nowhere.test",
+    "other.test",
+    "+1*",
+];
+
+/// A subscription that lets every fixture sender through, so only the skip rules decide. A
+/// subscription must be bounded by sender, so "everyone" is the user's allowlist naming every
+/// sender the fixtures use, checked like any other.
 pub fn everything(ty: EventType) -> Subscription {
-    let filter = match ty {
-        EventType::MailReceived => Filter::Mail(MailFilter::default()),
-        EventType::MessagesReceived => Filter::Messages(MessagesFilter::default()),
-    };
-    Subscription {
-        event_type: ty,
-        filter,
-    }
+    let settings = settings(EVERY_FIXTURE_SENDER, EVERY_FIXTURE_SENDER);
+    Subscription::new(ty.name(), &serde_json::Map::new(), &settings).unwrap()
 }
 
 /// Settings with both types on and the given allowlists.

@@ -185,6 +185,20 @@ impl Client {
         Some(status)
     }
 
+    /// Closes stdin (the host going away) and waits for the shim to exit, within [`WAIT`],
+    /// collecting what it wrote.
+    pub fn close(&mut self) -> ExitStatus {
+        self.stdin.take();
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.try_exit() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "shim did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
