@@ -1,36 +1,38 @@
-//! The running daemon: a cheap-Clone [`Daemon`] handle on the engine, the settings, the hub
-//! and the limits, and one rmcp service per connection ([`Daemon::serve_connection`]).
+//! The running daemon: a cheap-Clone [`Daemon`] handle on the engine, the settings, the hub,
+//! the limits and the client registry, and the builder of the [`State`] model.
 //!
-//! Key types: [`DaemonConfig`] (what to start), [`Daemon`] (the handle), [`Status`] (what
-//! `tidings status` shows), [`DemoControl`] (demo mode's conformance levers). Settings live in a
-//! `watch` channel: every stream and listener sees a change at once (see `settings_watch`).
+//! Key types: [`DaemonConfig`] (what to start), [`Daemon`] (the handle), [`DemoControl`] (demo
+//! mode's conformance levers). Settings live in a `watch` channel: every stream and listener
+//! sees a change at once (see `settings_watch`). The daemon knows nothing of the socket, the
+//! framer, the handler or HTTP: those sit above it and call in (docs/architecture.md).
 
-mod connection;
 mod settings_watch;
 
-use connection::{ConnectionCount, SocketConnections};
-pub(crate) use connection::{ConnectionState, StreamSlot};
-
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
-use serde::Serialize;
+use serde_json::Value;
 use tidings_core::descriptor::enabled_descriptors;
+use tidings_core::filter::SenderPattern;
 use tidings_core::settings::SettingsError;
 use tidings_core::{Engine, EventType, Limits, Settings, StorePaths};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::events::EventsHandler;
+use crate::clients::{Activity, Clients};
 use crate::home::{home_relative, without_home};
-use crate::http::auth::HttpAuth;
-use crate::http::supervisor::HttpState;
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
+use crate::state::{
+    AllowlistSummary, Board, HttpEndpointState, SettingsFileState, State, StoreAccess, StoreState,
+    TypeState,
+};
 use crate::sync::lock;
+
+/// How long the state builder gathers changes before it rebuilds `State` (a burst of
+/// deliveries is one rebuild, not one per event).
+const STATE_COALESCE: Duration = Duration::from_millis(20);
 
 /// Everything the daemon needs to start.
 pub struct DaemonConfig {
@@ -56,6 +58,13 @@ pub trait DemoControl: Send + Sync {
     fn yield_gap(&self, ty: EventType) -> Result<(), String>;
     /// Turn `ty` off in settings (and back on after a moment).
     fn terminate(&self, ty: EventType) -> Result<(), String>;
+}
+
+/// The HTTP endpoint's token reload (`tidings/token/rotate`), registered while an endpoint
+/// serves. A trait so the daemon holds it without depending on `http`, which sits above it.
+pub(crate) trait TokenReload: Send + Sync {
+    /// Re-read the token; the result's body, or why not. Blocks on the keychain.
+    fn reload_blocking(&self) -> Result<Value, String>;
 }
 
 /// Why the daemon could not start or save settings.
@@ -96,71 +105,29 @@ struct Inner {
     settings_lock: Mutex<()>,
     limits: ServerLimits,
     demo: Option<Arc<dyn DemoControl>>,
-    connections: AtomicUsize,
-    /// The socket connections served now, for `max_socket_connections`.
-    socket_connections: SocketConnections,
-    streams: AtomicUsize,
-    /// Settings file edits refused as malformed since start (tests wait on it).
-    rejected_edits: AtomicUsize,
-    /// Why the file's current content is refused, for `tidings status`; `None` when the
-    /// settings in force are the file's.
-    settings_rejection: Mutex<Option<String>>,
-    /// Watcher passes, and distinct file contents judged (tests count reloads with them).
-    settings_passes: AtomicUsize,
-    settings_reads: AtomicUsize,
+    /// Every client, the stream counts and the activity log.
+    clients: Arc<Clients>,
+    /// The HTTP endpoint's and the settings file's state, and the change signal.
+    board: Arc<Board>,
+    /// The `State` as last built; rebuilt on every change (coalesced).
+    state: watch::Sender<State>,
+    /// The socket served, home-relative, for `State` (set by whoever binds it).
+    socket: Mutex<Option<String>>,
     shutdown: CancellationToken,
     settings_watcher: Mutex<Option<notify::RecommendedWatcher>>,
-    /// The token state of the HTTP endpoint serving now, if any; `tidings/token/rotate`
-    /// reloads it. Set and cleared as the endpoint starts and stops (`http::supervisor`).
-    http_auth: Mutex<Option<Arc<HttpAuth>>>,
-    /// What the HTTP endpoint's supervisor reports, for `tidings status`; `None` when no
-    /// supervisor runs (the endpoint is then off).
-    http_state: Mutex<Option<watch::Receiver<HttpState>>>,
-}
-
-/// What `tidings status` shows.
-#[derive(Debug, Clone, Serialize)]
-pub struct Status {
-    /// The daemon's version.
-    pub version: String,
-    /// Open client connections.
-    pub connections: usize,
-    /// Open push streams across all connections.
-    pub streams: usize,
-    /// One entry per event type.
-    pub types: Vec<TypeStatus>,
-    /// The loopback HTTP endpoint: `off`, `serving at <url>`, or why it could not start.
-    pub http: String,
-    /// `ok`, or why the settings file's current content is refused ("settings.toml line
-    /// 12: …; using the last good settings"), until the file is fixed.
-    pub settings: String,
-}
-
-/// The state of one event type.
-#[derive(Debug, Clone, Serialize)]
-pub struct TypeStatus {
-    /// The wire name.
-    pub name: String,
-    /// Whether clients may see it.
-    pub enabled: bool,
-    /// The store file's path.
-    pub store: String,
-    /// `ok`, or the store error's message: the last check's, else the last scan's.
-    pub state: String,
-    /// Rows skipped because they could not be read, since start-up.
-    pub unreadable_rows: u64,
-    /// How many allowlist entries are set.
-    pub allowlist: usize,
-    /// Distinct rows skipped as backfill (dated long before they appeared) since start.
-    pub backfilled: u64,
+    /// The token reload of the HTTP endpoint serving now, if any.
+    token_reload: Mutex<Option<Arc<dyn TokenReload>>>,
+    /// What the settings watcher did, for tests that count reloads.
+    #[cfg(test)]
+    watch_counts: settings_watch::Counts,
 }
 
 /// How long a closing connection may take to flush what rmcp already wrote.
-const FLUSH_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const FLUSH_GRACE: Duration = Duration::from_secs(5);
 
 impl Daemon {
     /// Load settings (a malformed file is an error naming the line) and start the settings
-    /// watcher and the hub. Call inside a tokio runtime.
+    /// watcher, the hub and the state builder. Call inside a tokio runtime.
     pub fn start(config: DaemonConfig) -> Result<Daemon, DaemonError> {
         tokio::runtime::Handle::try_current().map_err(|_| DaemonError::NoRuntime)?;
         let (seen, settings) = settings_watch::Snapshot::load(&config.settings_path)?;
@@ -174,6 +141,8 @@ impl Daemon {
             config.limits.live_check,
             shutdown.clone(),
         );
+        let board = Arc::new(Board::default());
+        let clients = Clients::new(config.limits.clone(), board.clone());
         let daemon = Daemon {
             inner: Arc::new(Inner {
                 engine,
@@ -184,96 +153,91 @@ impl Daemon {
                 settings_lock: Mutex::new(()),
                 limits: config.limits,
                 demo: config.demo,
-                connections: AtomicUsize::new(0),
-                socket_connections: SocketConnections::default(),
-                streams: AtomicUsize::new(0),
-                rejected_edits: AtomicUsize::new(0),
-                settings_rejection: Mutex::new(None),
-                settings_passes: AtomicUsize::new(0),
-                settings_reads: AtomicUsize::new(0),
+                clients,
+                board,
+                state: watch::Sender::new(placeholder_state()),
+                socket: Mutex::new(None),
                 shutdown,
                 settings_watcher: Mutex::new(None),
-                http_auth: Mutex::new(None),
-                http_state: Mutex::new(None),
+                token_reload: Mutex::new(None),
+                #[cfg(test)]
+                watch_counts: settings_watch::Counts::default(),
             }),
         };
+        daemon.inner.state.send_replace(daemon.state());
+        spawn_state_builder(&daemon);
         let watcher = settings_watch::start(&daemon, seen)?;
         *lock(&daemon.inner.settings_watcher) = Some(watcher);
         tracing::info!(settings = %daemon.inner.settings_path.display(), "daemon started");
         Ok(daemon)
     }
 
-    /// Serve one connection until it closes: a newline framer with the frame limit in front of
-    /// one rmcp service. Streams of this connection end when it does.
-    pub async fn serve_connection<T>(&self, io: T)
-    where
-        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
-    {
-        let conn = Arc::new(ConnectionState::socket(
-            &self.inner.limits,
-            &self.inner.shutdown,
-        ));
-        let Some(_count) = ConnectionCount::admit(&self.inner, &conn) else {
-            tracing::debug!("turned a connection away: every one holds a stream");
-            return;
-        };
-        let started = CancellationToken::new();
-        let (rmcp_io, pump) = crate::frames::start(
-            io,
-            self.inner.limits.max_frame_bytes,
-            conn.clone(),
-            started.clone(),
-        );
-        let handler = EventsHandler::new(self.clone(), conn.clone());
-        match handler.serve_with_ct(rmcp_io, conn.closed.clone()).await {
-            Ok(running) => {
-                // rmcp's lifecycle has begun: notifications the framer held may go in now.
-                started.cancel();
-                let reason = running.waiting().await;
-                tracing::debug!(?reason, "connection closed");
-            }
-            Err(e) => tracing::debug!(error = %e, "connection ended before a lifecycle began"),
-        }
-        conn.closed.cancel();
-        pump.finish(FLUSH_GRACE).await;
-    }
-
-    /// A snapshot for `tidings status`; never blocks on a store (the hub's last check is used).
-    pub fn status(&self) -> Status {
+    /// The state now, built fresh; never blocks on a store (the hub's last check is used).
+    pub fn state(&self) -> State {
         let settings = self.settings_arc();
         let types = EventType::ALL
             .into_iter()
-            .map(|ty| TypeStatus {
-                name: ty.name().to_owned(),
-                enabled: settings.for_type(ty).enabled,
-                // Any socket client (an agent too) may ask: paths are shown home-relative.
-                store: home_relative(self.inner.hub.store_path(ty)),
-                // A stamp can work while every scan fails: the scan's error then tells.
-                state: without_home(&match (
-                    self.inner.hub.state(ty),
-                    self.inner.engine.last_scan_error(ty),
-                ) {
-                    (stamp, Some(scan)) if stamp == "ok" => scan,
-                    (stamp, _) => stamp,
-                }),
-                unreadable_rows: self.inner.engine.unreadable_rows(ty),
-                allowlist: settings.for_type(ty).allow.len(),
-                backfilled: self.inner.engine.backfill_skipped(ty),
-            })
+            .map(|ty| self.type_state(ty, &settings))
             .collect();
-        Status {
+        State {
             version: env!("CARGO_PKG_VERSION").to_owned(),
-            connections: self.inner.connections.load(Ordering::Acquire),
-            streams: self.inner.streams.load(Ordering::Acquire),
+            socket: lock(&self.inner.socket).clone(),
+            connections: self.inner.clients.connections(),
+            streams: self.inner.clients.streams(),
             types,
-            http: lock(&self.inner.http_state)
-                .as_ref()
-                .map_or_else(|| "off".to_owned(), |rx| rx.borrow().describe()),
-            settings: lock(&self.inner.settings_rejection).as_ref().map_or_else(
-                || "ok".to_owned(),
-                |why| format!("{why}; using the last good settings"),
-            ),
+            http: self.inner.board.http(),
+            settings: self.inner.board.settings_file(),
+            clients: self.inner.clients.snapshot(),
         }
+    }
+
+    fn type_state(&self, ty: EventType, settings: &Settings) -> TypeState {
+        let hub = &self.inner.hub;
+        let scan_error = self.inner.engine.last_scan_error(ty);
+        // A stamp can work while every scan fails: the scan's error then tells.
+        let (access, problem) = match hub.health(ty) {
+            Some(Ok(())) => match &scan_error {
+                Some(e) => (StoreAccess::Unreadable, Some(e.clone())),
+                None => (StoreAccess::Ok, None),
+            },
+            Some(Err((reason, message))) => (StoreAccess::from_reason(reason), Some(message)),
+            None => (StoreAccess::NotChecked, None),
+        };
+        let type_settings = settings.for_type(ty);
+        TypeState {
+            name: ty.name().to_owned(),
+            enabled: type_settings.enabled,
+            allowlist: allowlist_summary(type_settings.allow.iter().map(|e| &e.0)),
+            backfill_days: type_settings.backfill_days,
+            store: StoreState {
+                // Any socket client (an agent too) may ask: paths are shown home-relative.
+                path: home_relative(hub.store_path(ty)),
+                access,
+                problem: problem.map(|p| without_home(&p)),
+                last_scan_error: scan_error.map(|e| without_home(&e)),
+                last_change_ms: hub.last_change_ms(ty),
+                backfilled: self.inner.engine.backfill_skipped(ty),
+                unreadable_rows: self.inner.engine.unreadable_rows(ty),
+            },
+        }
+    }
+
+    /// The state, rebuilt on every change (coalesced): clients, subscriptions, deliveries,
+    /// settings, the stores, the HTTP endpoint.
+    pub fn watch_state(&self) -> watch::Receiver<State> {
+        self.inner.state.subscribe()
+    }
+
+    /// The last deliveries (in memory only; they name senders, so never part of `State`).
+    pub fn activity(&self) -> &Activity {
+        self.inner.clients.activity()
+    }
+
+    /// Revoke client `id` (as `State.clients` lists it): its streams end with `terminated`
+    /// (Forbidden) and its later requests are refused until it reconnects. False when no such
+    /// client is connected.
+    pub fn revoke(&self, id: u64) -> bool {
+        self.inner.clients.revoke(id)
     }
 
     /// The settings in force.
@@ -289,7 +253,6 @@ impl Daemon {
         f(&mut next);
         next.save(&self.inner.settings_path)?;
         // The file now holds good settings, whatever it held before.
-        lock(&self.inner.settings_rejection).take();
         self.apply_locked(next);
         Ok(())
     }
@@ -301,7 +264,12 @@ impl Daemon {
         lock(&self.inner.settings_watcher).take();
     }
 
-    // ---- for the handler and the watchers ----
+    /// The settings file the daemon reads and watches.
+    pub fn settings_path(&self) -> &Path {
+        &self.inner.settings_path
+    }
+
+    // ---- for the layers above (socket, handler, HTTP) and the watchers ----
 
     pub(crate) fn settings_arc(&self) -> Arc<Settings> {
         self.inner.settings.borrow().clone()
@@ -335,91 +303,70 @@ impl Daemon {
         &self.inner.shutdown
     }
 
-    /// The settings file the daemon reads and watches.
-    pub fn settings_path(&self) -> &std::path::Path {
-        &self.inner.settings_path
+    pub(crate) fn clients(&self) -> &Arc<Clients> {
+        &self.inner.clients
     }
 
-    /// Take a place for a stream of `conn`: `ResourceExhausted` naming the cap. Checked before
-    /// anything is provisioned for the stream. (A duplicate id on a socket connection never
-    /// gets here: the framer refuses it.)
-    pub(crate) fn acquire_stream(
-        &self,
-        conn: &Arc<ConnectionState>,
-        id: &rmcp::model::RequestId,
-    ) -> Result<StreamSlot, rmcp::ErrorData> {
-        conn.acquire(&self.inner, id)
+    /// Where the HTTP supervisor reports the endpoint's state.
+    pub(crate) fn report_http(&self, state: HttpEndpointState) {
+        self.inner.board.set_http(state);
     }
 
-    /// Where `status` reads the HTTP endpoint's state from (set by its supervisor).
-    pub(crate) fn set_http_state(&self, state: watch::Receiver<HttpState>) {
-        *lock(&self.inner.http_state) = Some(state);
+    /// The socket the engine serves, shown home-relative in `State`.
+    pub(crate) fn set_socket_path(&self, path: &Path) {
+        *lock(&self.inner.socket) = Some(home_relative(path));
+        self.inner.board.changed();
     }
 
-    /// The HTTP endpoint's token state, if an endpoint serves.
-    pub(crate) fn http_auth(&self) -> Option<Arc<HttpAuth>> {
-        lock(&self.inner.http_auth).clone()
+    /// The HTTP endpoint's token reload, if an endpoint serves.
+    pub(crate) fn token_reload(&self) -> Option<Arc<dyn TokenReload>> {
+        lock(&self.inner.token_reload).clone()
     }
 
-    /// Record the endpoint's token state; one endpoint at a time (a second is refused).
-    pub(crate) fn set_http_auth(&self, auth: Arc<HttpAuth>) -> bool {
-        let mut slot = lock(&self.inner.http_auth);
+    /// Record the endpoint's token reload; one endpoint at a time (a second is refused).
+    pub(crate) fn set_token_reload(&self, reload: Arc<dyn TokenReload>) -> bool {
+        let mut slot = lock(&self.inner.token_reload);
         if slot.is_some() {
             return false;
         }
-        *slot = Some(auth);
+        *slot = Some(reload);
         true
     }
 
-    /// Forget `auth` as the endpoint stops; a no-op if another endpoint has since taken its
+    /// Forget `reload` as the endpoint stops; a no-op if another endpoint has since taken its
     /// place, so a late drop cannot unregister its successor.
-    pub(crate) fn clear_http_auth(&self, auth: &Arc<HttpAuth>) {
-        let mut slot = lock(&self.inner.http_auth);
-        if slot.as_ref().is_some_and(|a| Arc::ptr_eq(a, auth)) {
+    pub(crate) fn clear_token_reload(&self, reload: &Arc<dyn TokenReload>) {
+        let mut slot = lock(&self.inner.token_reload);
+        if slot
+            .as_ref()
+            .is_some_and(|r| std::ptr::addr_eq(Arc::as_ptr(r), Arc::as_ptr(reload)))
+        {
             *slot = None;
         }
     }
 
-    /// A settings file edit was malformed (or unreadable) and ignored; `why` names the line
-    /// and never a value from the file.
-    pub(crate) fn note_rejected_edit(&self, why: String) {
-        *lock(&self.inner.settings_rejection) = Some(why);
-        self.inner.rejected_edits.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// The watcher ran a pass (it was woken by a content event or the safety tick).
-    pub(crate) fn note_settings_pass(&self) {
-        self.inner.settings_passes.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// The watcher judged new file content.
-    pub(crate) fn note_settings_read(&self) {
-        self.inner.settings_reads.fetch_add(1, Ordering::AcqRel);
+    /// A settings file edit was malformed (or unreadable) and ignored; `reason` names the
+    /// line and never a value from the file.
+    pub(crate) fn note_rejected_edit(&self, line: Option<usize>, reason: String) {
+        self.inner
+            .board
+            .set_settings_file(SettingsFileState::Rejected { line, reason });
     }
 
     #[cfg(test)]
-    pub(crate) fn rejected_edits(&self) -> usize {
-        self.inner.rejected_edits.load(Ordering::Acquire)
-    }
-
-    /// (watcher passes, distinct contents judged) since start.
-    #[cfg(test)]
-    pub(crate) fn settings_reloads(&self) -> (usize, usize) {
-        (
-            self.inner.settings_passes.load(Ordering::Acquire),
-            self.inner.settings_reads.load(Ordering::Acquire),
-        )
+    pub(crate) fn watch_counts(&self) -> &settings_watch::Counts {
+        &self.inner.watch_counts
     }
 
     /// Apply settings read from the file: the same path as `update_settings`, minus the save.
-    /// The file is good again, so a rejection shown by `status` ends.
     pub(crate) fn apply_settings_from_file(&self, next: Settings) {
         let _guard = lock(&self.inner.settings_lock);
-        lock(&self.inner.settings_rejection).take();
         self.apply_locked(next);
     }
 
+    /// The one apply: the file holds these settings now, so a rejection shown ends.
     fn apply_locked(&self, next: Settings) {
+        self.inner.board.set_settings_file(SettingsFileState::Ok);
         let current = self.settings_arc();
         if *current == next {
             return;
@@ -434,6 +381,70 @@ impl Daemon {
         }
         tracing::info!(list_changed, "settings applied");
     }
+}
+
+/// Rebuild `State` whenever something it shows changes: the board (clients, streams,
+/// deliveries, HTTP, settings file), the settings, or a store's check. A burst is gathered
+/// for [`STATE_COALESCE`] into one rebuild; receivers are woken only when it differs.
+fn spawn_state_builder(daemon: &Daemon) {
+    let weak = Arc::downgrade(&daemon.inner);
+    let mut board = daemon.inner.board.subscribe();
+    let mut settings = daemon.settings_receiver();
+    let mut stores = daemon.inner.hub.changes();
+    // Ends when the daemon is dropped (its channels close); after a shutdown it still shows
+    // the endpoints and connections going away.
+    tokio::spawn(async move {
+        loop {
+            let open = tokio::select! {
+                r = board.changed() => r.is_ok(),
+                r = settings.changed() => r.is_ok(),
+                r = stores.changed() => r.is_ok(),
+            };
+            if !open {
+                return;
+            }
+            tokio::time::sleep(STATE_COALESCE).await;
+            board.borrow_and_update();
+            settings.borrow_and_update();
+            stores.borrow_and_update();
+            let Some(inner) = weak.upgrade() else { return };
+            let daemon = Daemon { inner };
+            let next = daemon.state();
+            daemon.inner.state.send_if_modified(|s| {
+                let changed = *s != next;
+                *s = next;
+                changed
+            });
+        }
+    });
+}
+
+/// The State before the first build (replaced before `start` returns).
+fn placeholder_state() -> State {
+    State {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        socket: None,
+        connections: 0,
+        streams: 0,
+        types: Vec::new(),
+        http: HttpEndpointState::Off,
+        settings: SettingsFileState::Ok,
+        clients: Vec::new(),
+    }
+}
+
+/// Counts per kind; an exact entry with an `@` is an address, any other exact one a handle.
+fn allowlist_summary<'a>(entries: impl Iterator<Item = &'a SenderPattern>) -> AllowlistSummary {
+    let mut s = AllowlistSummary::default();
+    for entry in entries {
+        match entry {
+            SenderPattern::Exact(v) if v.contains('@') => s.addresses += 1,
+            SenderPattern::Exact(_) => s.handles += 1,
+            SenderPattern::Domain(_) => s.domains += 1,
+            SenderPattern::Prefix(_) => s.prefixes += 1,
+        }
+    }
+    s
 }
 
 /// The engine's backfill guard follows `backfill_days` of each type.

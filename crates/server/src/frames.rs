@@ -9,8 +9,9 @@
 //! backs up into rmcp (which awaits its writes) instead of growing a queue.
 //!
 //! What each line becomes is decided in [`inbound`]: one rewrite (`subscriptions/listen`
-//! becomes the alias `events/listen.rs` serves, because rmcp's typed listen filter drops the
-//! events extension's `eventsListChanged` field), and the lines answered (or dropped) here
+//! becomes the alias `events/listen.rs` serves, in `listen_alias.rs`, shared with the HTTP
+//! guard, because rmcp's typed listen filter drops the events extension's
+//! `eventsListChanged` field), and the lines answered (or dropped) here
 //! because rmcp would answer them without their id or mishandle them. [`split`] cuts the
 //! stream into lines. The reader itself keeps two things in order, which only it can:
 //!
@@ -39,7 +40,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::daemon::ConnectionState;
+use crate::clients::ConnectionState;
 #[doc(hidden)]
 pub use inbound::{Inbound, Kind};
 use inbound::{classify, duplicate, oversized};

@@ -51,7 +51,8 @@ pub const FOLLOW_FOR: Duration = Duration::from_secs(3);
 enum Health {
     Unchecked,
     Ok(Stamp),
-    Failed(String),
+    /// The store error's `reason()` and its message.
+    Failed(&'static str, String),
 }
 
 struct Store {
@@ -63,6 +64,8 @@ struct Store {
     /// Set when a stream subscribes, so the task starts its live checks.
     subscribed: Notify,
     health: Mutex<Health>,
+    /// When the stamp last changed from one good reading to another (ms since the epoch).
+    last_change_ms: Mutex<Option<u64>>,
 }
 
 /// A directory's watcher and the (device, inode) of the directory it was installed on, so a
@@ -77,6 +80,8 @@ struct HubInner {
     safety_tick: Duration,
     live_check: Duration,
     shutdown: CancellationToken,
+    /// Bumped on every change of any store's health or stamp, for the `State` builder.
+    changes: watch::Sender<u64>,
 }
 
 /// The store watchers and change checks; cheap to clone.
@@ -104,6 +109,7 @@ impl Hub {
                 kick: Arc::new(Notify::new()),
                 subscribed: Notify::new(),
                 health: Mutex::new(Health::Unchecked),
+                last_change_ms: Mutex::new(None),
             })
             .collect();
         let hub = Hub {
@@ -114,6 +120,7 @@ impl Hub {
                 safety_tick,
                 live_check,
                 shutdown,
+                changes: watch::Sender::new(0),
             }),
         };
         for ty in EventType::ALL {
@@ -141,13 +148,24 @@ impl Hub {
         &self.store(ty).path
     }
 
-    /// `ok`, the last check's error message, or `not checked yet`.
-    pub fn state(&self, ty: EventType) -> String {
+    /// The last check: `None` before the first, else Ok or the error's reason and message.
+    pub fn health(&self, ty: EventType) -> Option<Result<(), (&'static str, String)>> {
         match &*lock(&self.store(ty).health) {
-            Health::Ok(_) => "ok".to_owned(),
-            Health::Failed(message) => message.clone(),
-            Health::Unchecked => "not checked yet".to_owned(),
+            Health::Ok(_) => Some(Ok(())),
+            Health::Failed(reason, message) => Some(Err((reason, message.clone()))),
+            Health::Unchecked => None,
         }
+    }
+
+    /// When the store last changed, as seen since start (ms since the Unix epoch).
+    pub fn last_change_ms(&self, ty: EventType) -> Option<u64> {
+        *lock(&self.store(ty).last_change_ms)
+    }
+
+    /// A receiver that changes whenever any store's health or stamp does (not a wake: it
+    /// starts no live checks).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
     }
 
     fn store(&self, ty: EventType) -> &Store {
@@ -173,7 +191,7 @@ impl Hub {
                     let changed = self.check(ty, None).await;
                     // A failing store is retried on every tick: streams send an error only once
                     // per distinct failure, and resume when a retry succeeds.
-                    if !changed && matches!(&*lock(&store.health), Health::Failed(_)) {
+                    if !changed && matches!(&*lock(&store.health), Health::Failed(..)) {
                         store.wake.send_modify(|g| *g = g.wrapping_add(1));
                     }
                 }
@@ -238,8 +256,8 @@ impl Hub {
         let engine = self.inner.engine.clone();
         let health = match tokio::task::spawn_blocking(move || engine.stamp(ty)).await {
             Ok(Ok(stamp)) => Health::Ok(stamp),
-            Ok(Err(e)) => Health::Failed(e.to_string()),
-            Err(e) => Health::Failed(format!("store check failed: {e}")),
+            Ok(Err(e)) => Health::Failed(e.reason(), e.to_string()),
+            Err(e) => Health::Failed("store_error", format!("store check failed: {e}")),
         };
         let store = self.store(ty);
         let changed = {
@@ -247,19 +265,23 @@ impl Hub {
             let changed = *last != health;
             if changed {
                 match (&*last, &health) {
-                    (Health::Ok(_) | Health::Unchecked, Health::Failed(e)) => {
+                    (Health::Ok(_) | Health::Unchecked, Health::Failed(_, e)) => {
                         tracing::warn!(event_type = %ty, error = %e, "store check failed");
                     }
-                    (Health::Failed(_), Health::Ok(_)) => {
+                    (Health::Failed(..), Health::Ok(_)) => {
                         tracing::info!(event_type = %ty, "store readable again");
                     }
                     _ => {}
                 }
             }
+            if changed && matches!((&*last, &health), (Health::Ok(_), Health::Ok(_))) {
+                *lock(&store.last_change_ms) = Some(crate::state::now_ms());
+            }
             *last = health;
             changed
         };
         if changed {
+            self.inner.changes.send_modify(|g| *g = g.wrapping_add(1));
             store.wake.send_modify(|g| *g = g.wrapping_add(1));
             tracing::debug!(
                 target: LATENCY,
@@ -350,6 +372,15 @@ fn dir_identity(dir: &Path) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `ok`, the last check's error message, or `not checked yet`.
+    fn described(hub: &Hub, ty: EventType) -> String {
+        match hub.health(ty) {
+            Some(Ok(())) => "ok".to_owned(),
+            Some(Err((_, message))) => message,
+            None => "not checked yet".to_owned(),
+        }
+    }
     use tidings_core::Limits;
     use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
 
@@ -399,7 +430,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(hub.state(EventType::MailReceived), "ok");
+        assert_eq!(described(&hub, EventType::MailReceived), "ok");
         mail.append(&NewMail::new(
             Addr::new("ana@example.com", "Ana"),
             "hello",
@@ -429,7 +460,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert!(hub.state(EventType::MessagesReceived).contains("not found"));
+        assert!(described(&hub, EventType::MessagesReceived).contains("not found"));
         shutdown.cancel();
     }
 
@@ -445,12 +476,12 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert!(hub.state(EventType::MailReceived).contains("not found"));
+        assert!(described(&hub, EventType::MailReceived).contains("not found"));
         let home = MacHome::new(dir.path());
         let _mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
         // A check can land while the store is half built; the next one finds it whole.
         let found = async {
-            while hub.state(EventType::MailReceived) != "ok" {
+            while described(&hub, EventType::MailReceived) != "ok" {
                 rx.changed().await.unwrap();
             }
         };

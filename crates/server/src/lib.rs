@@ -2,28 +2,44 @@
 //! extension (SEP-3415, protocol 2026-07-28) to clients on a Unix socket and, optionally, on a
 //! loopback Streamable HTTP endpoint.
 //!
-//! Module map:
-//! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub and
-//!   limits; one rmcp service per connection.
-//! - [`events`]: the `ServerHandler`: `server/discover`, `events/list|poll|stream|subscribe|
-//!   unsubscribe`, `subscriptions/listen`, the push stream loop, and the pull tools
-//!   (`tidings_check`, `tidings_wait`) for hosts on either era.
-//! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
-//! - [`limits`]: stream caps and frame size limits.
-//! - [`frames`]: newline framing with the 1 MiB frame limit in front of rmcp.
+//! Module map (each imports only modules listed after it; docs/architecture.md draws the
+//! tree):
+//! - [`engine`]: the embedding API: [`Tidings::start`] runs socket, daemon, HTTP endpoint and
+//!   demo; the [`Handle`] is what `tidings serve` and the menu-bar app hold.
+//! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance,
+//!   and one rmcp service per connection.
 //! - [`http`]: the loopback Streamable HTTP endpoint: rmcp's stateless service behind our
-//!   guard layer (Host, Origin, bearer token, body limit, `Mcp-Name`), the keychain token.
-//! - `home`: paths shown to clients with the home directory as `~`.
-//! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance.
+//!   guard layer (Host, Origin, bearer token, body limit, `Mcp-Name`), the keychain token,
+//!   the supervisor that follows `[http]` settings.
+//! - [`frames`]: newline framing with the 1 MiB frame limit in front of rmcp.
+//! - [`events`]: the `ServerHandler`: `server/discover`, `events/list|poll|stream|subscribe|
+//!   unsubscribe`, `subscriptions/listen`, `tidings/status`, the push stream loop, and the
+//!   pull tools (`tidings_check`, `tidings_wait`) for hosts on either era.
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
+//! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
+//!   limits and clients; builds the [`State`].
+//! - [`clients`]: connections and HTTP tokens, stream slots and caps, subscriptions,
+//!   delivery counts, the activity log.
+//! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
+//! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers.
+//! - [`listen_alias`]: the one `subscriptions/listen` rewrite both transports use.
+//! - [`limits`]: stream caps and frame size limits.
+//! - `home`: paths shown to clients with the home directory as `~`.
 
+pub mod clients;
 pub mod daemon;
 pub mod demo;
+pub mod engine;
 pub mod events;
 pub mod frames;
 mod home;
 pub mod http;
 pub mod hub;
 pub mod limits;
+pub mod listen_alias;
 pub mod socket;
+pub mod state;
 mod sync;
+
+pub use engine::{Config, Handle, StartError, Tidings};
+pub use state::State;

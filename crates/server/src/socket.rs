@@ -45,7 +45,12 @@ use std::time::Duration;
 use tidings_platform::paths::{MAX_SOCKET_PATH_BYTES, current_uid, ensure_private_dir};
 use tokio::net::{UnixListener, UnixStream};
 
-use crate::daemon::Daemon;
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+use crate::clients::{ConnectionCount, ConnectionState};
+use crate::daemon::{Daemon, FLUSH_GRACE};
+use crate::events::EventsHandler;
 
 /// Mode of the socket file: read and write for us only (connecting needs write permission).
 pub const SOCKET_MODE: u32 = 0o600;
@@ -204,7 +209,7 @@ impl SocketListener {
     /// without a byte read or written.
     pub async fn serve_with<F, Fut>(&self, shutdown: impl Future<Output = ()>, handle: F)
     where
-        F: Fn(UnixStream) -> Fut,
+        F: Fn(UnixStream, Option<i32>) -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
         let ours = current_uid();
@@ -224,7 +229,7 @@ impl SocketListener {
             match stream.peer_cred() {
                 Ok(cred) if cred.uid() == ours => {
                     tracing::debug!(pid = ?cred.pid(), "client connected");
-                    tokio::spawn(handle(stream));
+                    tokio::spawn(handle(stream, cred.pid()));
                 }
                 Ok(cred) => {
                     tracing::warn!(
@@ -245,11 +250,53 @@ impl SocketListener {
 
     /// [`serve_with`](Self::serve_with) with each connection served by `daemon`.
     pub async fn serve(&self, daemon: &Daemon, shutdown: impl Future<Output = ()>) {
-        self.serve_with(shutdown, |stream| {
+        self.serve_with(shutdown, |stream, pid| {
             let daemon = daemon.clone();
-            async move { daemon.serve_connection(stream).await }
+            async move { daemon.serve_peer(stream, pid).await }
         })
         .await;
+    }
+}
+
+impl Daemon {
+    /// Serve one connection until it closes: a newline framer with the frame limit in front of
+    /// one rmcp service. Streams of this connection end when it does.
+    pub async fn serve_connection<T>(&self, io: T)
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        self.serve_peer(io, None).await;
+    }
+
+    /// [`serve_connection`](Daemon::serve_connection) for a peer whose process id is known.
+    pub(crate) async fn serve_peer<T>(&self, io: T, pid: Option<i32>)
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let conn = ConnectionState::socket(self.clients(), self.shutdown_token(), pid);
+        let Some(_count) = ConnectionCount::admit(self.clients(), &conn) else {
+            tracing::debug!("turned a connection away: every one holds a stream");
+            return;
+        };
+        let started = CancellationToken::new();
+        let (rmcp_io, pump) = crate::frames::start(
+            io,
+            self.limits().max_frame_bytes,
+            conn.clone(),
+            started.clone(),
+        );
+        let handler = EventsHandler::new(self.clone(), conn.clone());
+        match handler.serve_with_ct(rmcp_io, conn.closed.clone()).await {
+            Ok(running) => {
+                // rmcp's lifecycle has begun: notifications the framer held may go in now.
+                started.cancel();
+                let reason = running.waiting().await;
+                tracing::debug!(?reason, "connection closed");
+            }
+            Err(e) => tracing::debug!(error = %e, "connection ended before a lifecycle began"),
+        }
+        conn.closed.cancel();
+        pump.finish(FLUSH_GRACE).await;
     }
 }
 
@@ -506,7 +553,7 @@ mod tests {
                     async {
                         let _ = stop_rx.await;
                     },
-                    |mut stream| async move {
+                    |mut stream, _| async move {
                         let mut buf = [0u8; 4];
                         if stream.read_exact(&mut buf).await.is_ok() {
                             let _ = stream.write_all(&buf).await;

@@ -6,16 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use serde_json::json;
-use tidings_core::{EventType, Limits, Settings, StorePaths};
-use tidings_server::daemon::{Daemon, DaemonConfig};
-use tidings_server::demo::{Demo, DemoHome, Layout};
-use tidings_server::http::HttpError;
+use tidings_core::{EventType, Settings};
+use tidings_server::demo::Layout;
+use tidings_server::engine::{self, Config, DemoConfig, DemoInfo, HttpConfig, StartError};
 use tidings_server::http::auth::AuthMode;
-use tidings_server::http::supervisor::{AuthSource, HttpState, HttpSupervisor};
 use tidings_server::limits::ServerLimits;
-use tidings_server::socket::SocketListener;
+use tidings_server::state::HttpEndpointState;
+use tidings_server::{Handle, Tidings};
 
 use super::args::ServeArgs;
 use super::{exit_code, resolve_socket};
@@ -35,153 +33,102 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     if let Some(ms) = args.tool_progress_ms {
         limits.tool_progress = Duration::from_millis(ms.max(1));
     }
-    if args.demo {
-        run_demo(args, limits, stop).await
+    let mut config = if args.demo {
+        Config::demo(DemoConfig {
+            data_dir: args.data_dir.clone(),
+            simulate: args.simulate.0,
+            conformance_controls: args.conformance_controls,
+        })
     } else {
-        run_real(args, limits, stop).await
-    }
-}
-
-async fn run_real(
-    args: ServeArgs,
-    limits: ServerLimits,
-    stop: impl Future<Output = ()>,
-) -> anyhow::Result<u8> {
-    let socket_path = resolve_socket(args.socket.as_deref())?;
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .context("HOME is not set, so the Mail and Messages stores cannot be found")?;
-    let config_dir = tidings_platform::paths::config_dir()?;
-    // Lock and bind first: a second daemon must fail before it does any work.
-    let listener = SocketListener::bind(&socket_path)?;
-    let settings_path = config_dir.join("settings.toml");
-    // A first run leaves a commented file to edit, with everything off.
-    if Settings::create_if_missing(&settings_path)? {
-        tracing::info!(settings = %settings_path.display(), "wrote the default settings");
-    }
-    let config = DaemonConfig {
-        store_paths: StorePaths::for_home(&home),
-        settings_path,
-        engine_limits: Limits::default(),
-        limits,
-        demo: None,
+        Config::for_user().map_err(start_error)?
     };
-    tracing::info!(settings = %config.settings_path.display(), "settings");
-    let daemon = Daemon::start(config)?;
-    let http = spawn_http(&args, &daemon);
-    output::err(format_args!(
-        "tidings: serving on {}",
-        listener.path().display()
-    ));
-    if let Some(line) = all_off_line(&daemon.settings(), daemon.settings_path()) {
-        output::err(format_args!("tidings: {line}"));
+    // --socket, then TIDINGS_SOCKET (see `resolve_socket`), then the engine's default (the
+    // demo dir in demo mode).
+    let from_env =
+        std::env::var_os(tidings_platform::paths::SOCKET_ENV).is_some_and(|v| !v.is_empty());
+    if args.socket.is_some() || from_env || !args.demo {
+        config.socket = Some(resolve_socket(args.socket.as_deref())?);
     }
-    serve_until_signal(&listener, &daemon, stop, http, |how_to| {
-        output::err(format_args!("tidings: {how_to}"));
-    })
-    .await?;
-    Ok(exit_code::SUCCESS)
-}
-
-async fn run_demo(
-    args: ServeArgs,
-    limits: ServerLimits,
-    stop: impl Future<Output = ()>,
-) -> anyhow::Result<u8> {
-    let home = DemoHome::create(args.data_dir.as_deref())?;
-    // --socket, then TIDINGS_SOCKET (see `resolve_socket`), then the demo dir.
-    let socket_path = match &args.socket {
-        Some(path) => resolve_socket(Some(path))?,
-        None if std::env::var_os(tidings_platform::paths::SOCKET_ENV)
-            .is_some_and(|v| !v.is_empty()) =>
-        {
-            resolve_socket(None)?
+    config.limits = limits;
+    config.http = http_config(&args);
+    let handle = Tidings::start(config).map_err(start_error)?;
+    if let Some(demo) = handle.demo() {
+        output::out(how_to_connect(demo, handle.socket_path()));
+    } else {
+        output::err(format_args!(
+            "tidings: serving on {}",
+            handle.socket_path().display()
+        ));
+        if let Some(line) = all_off_line(&handle.settings(), handle.settings_path()) {
+            output::err(format_args!("tidings: {line}"));
         }
-        None => home.default_socket_path(),
+    }
+    let demo = handle.demo().is_some();
+    let say = |line: String| {
+        if demo {
+            output::out(&line);
+        } else {
+            output::err(format_args!("tidings: {line}"));
+        }
     };
-    let listener = SocketListener::bind(&socket_path)?;
-    let layout = home.lay_out()?;
-    let demo = Demo::start(&home, args.simulate.0)?;
-    let config = DaemonConfig {
-        store_paths: home.store_paths(),
-        settings_path: home.settings_path(),
-        engine_limits: Limits::default(),
-        limits,
-        // The conformance levers rebuild the user's demo stores: only when asked for.
-        demo: args.conformance_controls.then(|| demo.control()),
-    };
-    let daemon = Daemon::start(config)?;
-    let http = spawn_http(&args, &daemon);
-    let how_to = how_to_connect(&home, layout, listener.path(), args.simulate.0);
-    output::out(&how_to);
-    let served = serve_until_signal(&listener, &daemon, stop, http, |how_to| {
-        output::out(&how_to);
-    })
-    .await;
-    // Stop the simulator before the temporary home (if any) is removed.
-    drop(demo);
-    drop(listener);
-    drop(home);
-    served?;
+    serve_until_signal(&handle, stop, say).await?;
     Ok(exit_code::SUCCESS)
 }
 
-/// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down (which ends the HTTP
-/// endpoint too). The socket serves from the start; the HTTP endpoint starts beside it, and
-/// `say` gets its URL once it serves. A forced (`--http`) endpoint that cannot start shuts
-/// the daemon down and is the error. The caller drops the listener afterwards, which removes
-/// the socket.
+/// The error a start failed with, unwrapped so `main` maps it to its exit code as before.
+fn start_error(error: StartError) -> anyhow::Error {
+    match error {
+        StartError::Socket(e) => e.into(),
+        StartError::Path(e) => e.into(),
+        StartError::Daemon(e) => e.into(),
+        other => other.into(),
+    }
+}
+
+/// Waits for Ctrl-C (SIGINT) or SIGTERM, then shuts the engine down and waits for it. `say`
+/// gets the HTTP endpoint's URL once it serves. A forced (`--http`) endpoint that cannot
+/// start stops the engine by itself and is the error.
 async fn serve_until_signal(
-    listener: &SocketListener,
-    daemon: &Daemon,
+    handle: &Handle,
     stop: impl Future<Output = ()>,
-    mut http: HttpSupervisor,
     say: impl FnOnce(String),
-) -> Result<(), HttpError> {
-    let serving = listener.serve(daemon, stop);
-    tokio::pin!(serving);
-    let mut result = Ok(());
-    tokio::select! {
-        // A signal during start-up: the supervisor is raced against shutdown, so this is quick.
-        () = &mut serving => {}
-        settled = http.settled() => {
-            match settled {
-                Ok(state) => {
-                    if let Some(how_to) = http_how_to(&state) {
-                        say(how_to);
-                    }
-                    serving.await;
-                }
-                Err(error) => result = Err(error),
-            }
+) -> anyhow::Result<()> {
+    tokio::pin!(stop);
+    let settled = tokio::select! {
+        () = &mut stop => None,
+        settled = handle.http_settled() => Some(settled),
+    };
+    if let Some(settled) = settled {
+        if let Some(how_to) = settled.as_ref().and_then(http_how_to) {
+            say(how_to);
+        }
+        tokio::select! {
+            () = &mut stop => {}
+            // The engine stopped by itself: a forced endpoint could not start.
+            joined = handle.join() => return Ok(joined?),
         }
     }
-    tracing::info!("shutting down");
-    daemon.shutdown();
-    http.stopped().await;
-    result
+    handle.shutdown();
+    handle.join().await?;
+    Ok(())
 }
 
-/// Start the HTTP supervisor in the background: `--http ADDR` forces the endpoint on for the
-/// whole run, and a failure to start it (a non-loopback address, no keychain, a taken port)
-/// stops `serve`, as the user asked for it on the command line. Otherwise `[http]` in
-/// settings decides, live; a failure there is logged and retried on the next settings change.
-fn spawn_http(args: &ServeArgs, daemon: &Daemon) -> HttpSupervisor {
-    let auth: AuthSource = if args.no_auth {
+/// `--http ADDR` forces the endpoint on for the whole run, and a failure to start it (a
+/// non-loopback address, no keychain, a taken port) stops `serve`, as the user asked for it
+/// on the command line. Otherwise `[http]` in settings decides, live; a failure there is
+/// logged and retried on the next settings change.
+fn http_config(args: &ServeArgs) -> HttpConfig {
+    let auth: tidings_server::http::supervisor::AuthSource = if args.no_auth {
         // `--no-auth` requires `--http`, so the endpoint is forced on and this prints once.
         output::err(NO_AUTH_WARNING);
         Arc::new(|| Ok(AuthMode::NoAuth))
     } else {
-        // The system keychain is looked up at each start, so one that appears later is used.
-        Arc::new(|| {
-            let keychain =
-                tidings_platform::KeyringKeychain::system(tidings_platform::keychain::SERVICE)
-                    .map_err(|e| HttpError::Token { source: e.into() })?;
-            Ok(AuthMode::Token(Arc::new(keychain)))
-        })
+        engine::system_keychain()
     };
-    HttpSupervisor::spawn(daemon, args.http, auth)
+    HttpConfig {
+        forced: args.http,
+        auth,
+    }
 }
 
 const NO_AUTH_WARNING: &str = "\
@@ -207,14 +154,14 @@ fn all_off_line(settings: &Settings, path: &Path) -> Option<String> {
 }
 
 /// The endpoint's URL and how to authenticate, if it serves.
-fn http_how_to(state: &HttpState) -> Option<String> {
-    let url = state.url()?;
-    Some(match state {
-        HttpState::Serving { no_auth: true, .. } => format!("HTTP (no auth): {url}"),
-        _ => format!(
+fn http_how_to(state: &HttpEndpointState) -> Option<String> {
+    match state {
+        HttpEndpointState::Serving { url, no_auth: true } => Some(format!("HTTP (no auth): {url}")),
+        HttpEndpointState::Serving { url, .. } => Some(format!(
             "HTTP: {url} (send Authorization: Bearer <token>; print the token with `tidings token show`)"
-        ),
-    })
+        )),
+        _ => None,
+    }
 }
 
 /// The `tidings-mcp` beside this binary, if it is there; else the bare name (on PATH).
@@ -243,12 +190,8 @@ fn shell_word(path: &Path) -> String {
 }
 
 /// The how-to-connect text printed at start.
-fn how_to_connect(
-    home: &DemoHome,
-    layout: Layout,
-    socket: &Path,
-    every: Option<Duration>,
-) -> String {
+fn how_to_connect(demo: &DemoInfo, socket: &Path) -> String {
+    let (layout, every) = (demo.layout, demo.simulate);
     let config = json!({"mcpServers": {"tidings": {
         "command": shim_path(),
         "args": ["--socket", socket],
@@ -278,8 +221,8 @@ fn how_to_connect(
          \x20 {tidings} tail messages.received --from +12025550101 --socket {socket_arg}\n\
          \x20 {tidings} status --socket {socket_arg}\n\
          Stop with Ctrl-C.",
-        home = home.root().display(),
-        settings = home.settings_path().display(),
+        home = demo.root.display(),
+        settings = demo.settings.display(),
         tidings = shell_word(&this_binary()),
         socket_arg = shell_word(socket_path),
     )

@@ -1,10 +1,11 @@
-//! `tidings status`: asks a running daemon for `tidings/status` and prints it for people
-//! (or as JSON with `--json`).
+//! `tidings status`: asks a running daemon for `tidings/status` (the engine's `State`) and
+//! prints it for people, or as JSON with `--json`.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
+use tidings_server::state::{ClientState, Mode, State, StoreAccess, Transport, TypeState};
 
 use super::args::StatusArgs;
 use super::client::Client;
@@ -14,91 +15,150 @@ use super::{exit_code, resolve_socket};
 pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
     let socket = resolve_socket(args.socket.as_deref())?;
     let mut client = Client::connect(&socket).await?;
-    let status = client.call(1, "tidings/status", json!({})).await?;
+    let mut status = client.call(1, "tidings/status", json!({})).await?;
+    if let Value::Object(m) = &mut status {
+        // The result's envelope, not the State.
+        m.remove("resultType");
+        m.remove("_meta");
+    }
+    let state: State = serde_json::from_value(status.clone()).map_err(|e| {
+        anyhow::anyhow!(
+            "the daemon's status is not one this tidings reads: {e}; is it another version?"
+        )
+    })?;
     if args.json {
         crate::output::out(format_args!("{status}"));
     } else {
-        crate::output::out(render(&status, &socket).trim_end());
+        crate::output::out(render(&state, &socket).trim_end());
     }
     Ok(exit_code::SUCCESS)
 }
 
-/// The human-readable report. It reads fields by name and shows what it finds, so a newer
-/// daemon with more fields still prints.
-fn render(status: &Value, socket: &Path) -> String {
-    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).unwrap_or("?").to_owned();
-    let count = |key: &str| status.get(key).and_then(Value::as_u64).unwrap_or(0);
+/// The human-readable report.
+fn render(state: &State, socket: &Path) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Tidings {} is serving on {}",
-        text(status, "version"),
+        state.version,
         socket.display()
     );
     let _ = writeln!(
         out,
         "  clients: {} (this one included), push streams: {}",
-        count("connections"),
-        count("streams")
+        state.connections, state.streams
     );
-    let types = status
-        .get("types")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for ty in &types {
-        let enabled = ty.get("enabled").and_then(Value::as_bool).unwrap_or(false);
-        let allow = ty.get("allowlist").and_then(Value::as_u64).unwrap_or(0);
-        // An error state already names the store; "ok" gets the path beside it.
-        let state = text(ty, "state");
-        let mut store = if state == "ok" {
-            format!("ok ({})", text(ty, "store"))
-        } else {
-            state
-        };
-        match ty.get("unreadable_rows").and_then(Value::as_u64) {
-            Some(1) => store.push_str("; skipped 1 unreadable row"),
-            Some(n) if n > 1 => {
-                let _ = write!(store, "; skipped {n} unreadable rows");
-            }
-            _ => {}
-        }
-        let _ = writeln!(
-            out,
-            "  {:<18} {:<3}  store: {}  allowlist: {}",
-            text(ty, "name"),
-            if enabled { "on" } else { "off" },
-            store,
-            match allow {
-                0 => "none (clients must name senders)".to_owned(),
-                1 => "1 entry".to_owned(),
-                n => format!("{n} entries"),
-            }
-        );
+    for ty in &state.types {
+        let _ = writeln!(out, "{}", type_line(ty));
     }
-    for ty in &types {
-        let skipped = ty.get("backfilled").and_then(Value::as_u64).unwrap_or(0);
+    for ty in &state.types {
+        let skipped = ty.store.backfilled;
         if skipped > 0 {
             let _ = writeln!(
                 out,
                 "  {:<18} skipped {} backfilled row{} (dated long before they appeared)",
-                text(ty, "name"),
+                ty.name,
                 thousands(skipped),
                 if skipped == 1 { "" } else { "s" }
             );
         }
     }
-    if types.is_empty() {
+    if state.types.is_empty() {
         let _ = writeln!(out, "  (the daemon reported no event types)");
     }
-    if let Some(http) = status.get("http").and_then(Value::as_str) {
-        let _ = writeln!(out, "  http endpoint: {http}");
-    }
+    let _ = writeln!(out, "  http endpoint: {}", state.http.describe());
     // "ok", or the refused edit's line until the file is fixed.
-    if let Some(settings) = status.get("settings").and_then(Value::as_str) {
-        let _ = writeln!(out, "  settings: {settings}");
+    let _ = writeln!(out, "  settings: {}", state.settings.describe());
+    for client in &state.clients {
+        let _ = writeln!(out, "{}", client_line(client));
+        for sub in &client.subscriptions {
+            let filter = if sub.filter.is_empty() {
+                "no filter".to_owned()
+            } else {
+                sub.filter
+                    .iter()
+                    .map(|(k, n)| format!("{k}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                out,
+                "      {} {} ({filter}), {} delivered",
+                sub.event_type,
+                mode_name(sub.mode),
+                sub.delivered
+            );
+        }
     }
     out
+}
+
+/// `  mail.received      on   store: ok (~/…)  allowlist: 2 addresses`.
+fn type_line(ty: &TypeState) -> String {
+    // An error state already names the store; "ok" gets the path beside it.
+    let mut store = match (&ty.store.access, &ty.store.problem) {
+        (StoreAccess::Ok, _) => format!("ok ({})", ty.store.path),
+        (StoreAccess::NotChecked, _) => format!("not checked yet ({})", ty.store.path),
+        (_, Some(problem)) => problem.clone(),
+        (access, None) => format!("{access:?} ({})", ty.store.path),
+    };
+    match ty.store.unreadable_rows {
+        0 => {}
+        1 => store.push_str("; skipped 1 unreadable row"),
+        n => {
+            let _ = write!(store, "; skipped {n} unreadable rows");
+        }
+    }
+    let allowlist = match ty.allowlist.total() {
+        0 => "none (clients must name senders)".to_owned(),
+        _ => ty.allowlist.describe(),
+    };
+    format!(
+        "  {:<18} {:<3}  store: {}  allowlist: {}",
+        ty.name,
+        if ty.enabled { "on" } else { "off" },
+        store,
+        allowlist
+    )
+}
+
+/// `  client 3: claude-code 1.2 (socket, pid 812), connected 14:02:11 UTC`.
+fn client_line(c: &ClientState) -> String {
+    let name = match (&c.name, &c.version) {
+        (Some(n), Some(v)) => format!("{n} {v}"),
+        (Some(n), None) => n.clone(),
+        _ => "(unnamed)".to_owned(),
+    };
+    let transport = match (c.transport, c.pid) {
+        (Transport::Socket, Some(pid)) => format!("socket, pid {pid}"),
+        (Transport::Socket, None) => "socket".to_owned(),
+        (Transport::Http, _) => "http".to_owned(),
+    };
+    let since = time::OffsetDateTime::from_unix_timestamp_nanos(
+        i128::from(c.connected_since_ms) * 1_000_000,
+    )
+    .ok()
+    .and_then(|t| {
+        t.format(time::macros::format_description!(
+            "[year]-[month]-[day] [hour]:[minute]:[second] UTC"
+        ))
+        .ok()
+    })
+    .unwrap_or_else(|| "?".to_owned());
+    format!(
+        "  client {}: {name} ({transport}), connected {since}{}",
+        c.id,
+        if c.revoked { ", revoked" } else { "" }
+    )
+}
+
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Push => "push",
+        Mode::Poll => "poll",
+        Mode::Tools => "tools",
+        Mode::Channel => "channel",
+    }
 }
 
 /// `6512` as `6,512`.
@@ -117,25 +177,102 @@ fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tidings_server::state::{
+        AllowlistSummary, HttpEndpointState, SettingsFileState, StoreState, SubscriptionState,
+    };
+
+    fn ty(name: &str, enabled: bool, store: StoreState, allowlist: AllowlistSummary) -> TypeState {
+        TypeState {
+            name: name.into(),
+            enabled,
+            allowlist,
+            backfill_days: 7,
+            store,
+        }
+    }
+
+    fn store(path: &str, access: StoreAccess, problem: Option<&str>) -> StoreState {
+        StoreState {
+            path: path.into(),
+            access,
+            problem: problem.map(str::to_owned),
+            last_scan_error: None,
+            last_change_ms: None,
+            backfilled: 0,
+            unreadable_rows: 0,
+        }
+    }
+
+    /// Two types (one store missing), a rejected settings file, one client with a stream.
+    fn sample() -> State {
+        let mut mail = store("/h/Envelope Index", StoreAccess::Ok, None);
+        mail.unreadable_rows = 2;
+        let mut messages = store(
+            "/h/chat.db",
+            StoreAccess::Missing,
+            Some("Messages store not found at /h/chat.db"),
+        );
+        messages.backfilled = 6512;
+        State {
+            version: "0.1.0".into(),
+            socket: Some("/run/t.sock".into()),
+            connections: 2,
+            streams: 3,
+            types: vec![
+                ty(
+                    "mail.received",
+                    true,
+                    mail,
+                    AllowlistSummary {
+                        addresses: 3,
+                        domains: 1,
+                        ..AllowlistSummary::default()
+                    },
+                ),
+                ty(
+                    "messages.received",
+                    false,
+                    messages,
+                    AllowlistSummary::default(),
+                ),
+            ],
+            http: HttpEndpointState::Serving {
+                url: "http://127.0.0.1:3917/mcp".into(),
+                no_auth: false,
+            },
+            settings: SettingsFileState::Rejected {
+                line: Some(12),
+                reason: "settings.toml line 12 is invalid".into(),
+            },
+            clients: vec![ClientState {
+                id: 4,
+                name: Some("claude-code".into()),
+                version: Some("1.2".into()),
+                transport: Transport::Socket,
+                connected_since_ms: 0,
+                pid: Some(812),
+                revoked: false,
+                subscriptions: vec![SubscriptionState {
+                    event_type: "mail.received".into(),
+                    filter: [("from".to_owned(), 2)].into(),
+                    mode: Mode::Push,
+                    delivered: 5,
+                    last_delivery_ms: Some(1),
+                }],
+            }],
+        }
+    }
 
     #[test]
-    fn renders_types_and_counts() {
-        let status = json!({"version": "0.1.0", "connections": 2, "streams": 3, "types": [
-            {"name": "mail.received", "enabled": true, "store": "/h/Envelope Index",
-             "state": "ok", "allowlist": 4, "unreadable_rows": 2},
-            {"name": "messages.received", "enabled": false, "store": "/h/chat.db",
-             "state": "Messages store not found at /h/chat.db", "allowlist": 0,
-             "backfilled": 6512}
-        ], "http": "serving at http://127.0.0.1:3917/mcp",
-           "settings": "settings.toml line 12 is invalid; using the last good settings"});
-        let text = render(&status, Path::new("/run/t.sock"));
+    fn renders_types_counts_and_clients() {
+        let text = render(&sample(), Path::new("/run/t.sock"));
         assert!(
             text.contains("Tidings 0.1.0 is serving on /run/t.sock"),
             "{text}"
         );
         assert!(text.contains("clients: 2"), "{text}");
         assert!(text.contains("mail.received      on"), "{text}");
-        assert!(text.contains("4 entries"), "{text}");
+        assert!(text.contains("allowlist: 3 addresses, 1 domain"), "{text}");
         assert!(text.contains("messages.received  off"), "{text}");
         assert!(text.contains("none (clients must name senders)"), "{text}");
         assert!(
@@ -161,6 +298,16 @@ mod tests {
             text.contains(
                 "\n  settings: settings.toml line 12 is invalid; using the last good settings\n"
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  client 4: claude-code 1.2 (socket, pid 812), connected 1970-01-01 00:00:00 UTC"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("      mail.received push (from: 2), 5 delivered"),
             "{text}"
         );
     }

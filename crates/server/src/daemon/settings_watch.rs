@@ -46,6 +46,18 @@ const READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// Reads before giving up on a file that never stops changing (until the next event).
 const MAX_UNSTABLE_READS: usize = 50;
 
+/// What the watcher did, for the tests that count reloads and warnings (test builds only).
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct Counts {
+    /// Passes run (woken by a content event or the safety tick).
+    pub(crate) passes: std::sync::atomic::AtomicUsize,
+    /// Distinct contents judged.
+    pub(crate) reads: std::sync::atomic::AtomicUsize,
+    /// Edits refused as malformed.
+    pub(crate) rejected: std::sync::atomic::AtomicUsize,
+}
+
 /// What one read of the file found; equal snapshots mean nothing changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Snapshot {
@@ -163,14 +175,22 @@ impl Reader {
     /// One reload: read until stable, then judge what changed. A change seen while holding
     /// an edit marks `dirty`, so the next pass judges the newer content.
     async fn pass(&mut self, dirty: &AtomicBool) {
-        self.daemon.note_settings_pass();
+        #[cfg(test)]
+        self.daemon
+            .watch_counts()
+            .passes
+            .fetch_add(1, Ordering::AcqRel);
         let Some(snapshot) = self.read_stable().await else {
             return;
         };
         if snapshot == self.seen {
             return;
         }
-        self.daemon.note_settings_read();
+        #[cfg(test)]
+        self.daemon
+            .watch_counts()
+            .reads
+            .fetch_add(1, Ordering::AcqRel);
         let parsed = match &snapshot {
             Snapshot::Missing => Ok(Settings::default()),
             Snapshot::Bytes(b) => {
@@ -197,7 +217,7 @@ impl Reader {
         self.daemon.apply_settings_from_file(next);
     }
 
-    /// A bad file: counted, shown by `tidings status`, logged once (only where it is: the
+    /// A bad file: shown in `State` (`tidings status`), logged once (only where it is: the
     /// parser's message may quote an address).
     fn reject(&self, line: Option<usize>, summary: String) {
         tracing::warn!(
@@ -205,7 +225,12 @@ impl Reader {
             line = line.unwrap_or(0),
             "settings file is invalid; keeping the last good settings"
         );
-        self.daemon.note_rejected_edit(summary);
+        #[cfg(test)]
+        self.daemon
+            .watch_counts()
+            .rejected
+            .fetch_add(1, Ordering::AcqRel);
+        self.daemon.note_rejected_edit(line, summary);
     }
 
     /// Read until two reads [`QUIET`] apart agree; `None` when the file never settles.

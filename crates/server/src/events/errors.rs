@@ -9,6 +9,8 @@ use rmcp::model::{ErrorCode, RequestId};
 use serde_json::{Value, json};
 use tidings_core::{EventType, RequestError, StoreError};
 
+use crate::clients::{Refusal, Revocation};
+
 /// `NotFound`: an unknown or disabled event type, or an unknown webhook subscription.
 pub const NOT_FOUND: ErrorCode = ErrorCode(-32023);
 /// Forbidden: the user's settings no longer allow the subscription.
@@ -124,16 +126,7 @@ pub fn webhook_unsupported(ty: EventType) -> ErrorData {
     )
 }
 
-/// Which stream cap was reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamCap {
-    /// Streams on one socket connection.
-    PerConnection(usize),
-    /// Streams opened with one HTTP bearer token.
-    PerToken(usize),
-    /// Streams across the daemon.
-    Total(usize),
-}
+pub use crate::clients::StreamCap;
 
 /// `ResourceExhausted` with `data: {"limit": "streams", "max": N}`.
 pub fn streams_exhausted(cap: StreamCap) -> ErrorData {
@@ -166,6 +159,32 @@ pub fn token_rotated() -> ErrorData {
         "the HTTP token this stream was opened with was rotated; reconnect with the new token",
         Some(json!({ "reason": "token_rotated" })),
     )
+}
+
+/// The `terminated` error (and the refusal of every later request) once the user revoked
+/// the client in the app; a new connection is a new client.
+pub fn revoked_by_user() -> ErrorData {
+    ErrorData::new(
+        FORBIDDEN,
+        "this client was revoked in Tidings; reconnect to be served again",
+        Some(json!({ "reason": "revoked" })),
+    )
+}
+
+/// The error for a principal revoked for `why`.
+pub fn revoked(why: Revocation) -> ErrorData {
+    match why {
+        Revocation::TokenRotated => token_rotated(),
+        Revocation::ByUser => revoked_by_user(),
+    }
+}
+
+/// The error for a stream that could not take a place.
+pub fn refused(refusal: Refusal) -> ErrorData {
+    match refusal {
+        Refusal::Exhausted(cap) => streams_exhausted(cap),
+        Refusal::Revoked(why) => revoked(why),
+    }
 }
 
 /// Why a request is served in the legacy era (decision 7).

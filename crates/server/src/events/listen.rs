@@ -4,11 +4,11 @@
 //! Why not rmcp's own listen: rmcp 3.11 parses the filter into its typed `SubscriptionFilter`
 //! (tools, prompts, resources), which drops `eventsListChanged`, and it sends the
 //! acknowledgement itself from that typed filter, so the field could neither be read nor
-//! echoed. The smallest sound workaround: the framer (`frames.rs`), which sees every raw line
-//! anyway, renames the method to [`LISTEN_ALIAS`], a custom method whose params reach us as raw
-//! JSON. We then acknowledge and notify with custom notifications. Of the list changes we
-//! advertise only events' and tools' (the pull tools follow the types turned on), so
-//! `eventsListChanged` and `toolsListChanged` are the only fields we ever accept. The HTTP endpoint's guard layer (`http/guard.rs`) does the same rename.
+//! echoed. The smallest sound workaround: both transports rename the method to
+//! [`LISTEN_ALIAS`] (`listen_alias.rs`, the one rewrite), a custom method whose params reach
+//! us as raw JSON. We then acknowledge and notify with custom notifications. Of the list
+//! changes we advertise only events' and tools' (the pull tools follow the types turned on),
+//! so `eventsListChanged` and `toolsListChanged` are the only fields we ever accept.
 
 use std::sync::Arc;
 
@@ -17,11 +17,12 @@ use rmcp::model::CustomResult;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::errors::refused;
 use super::wire::{final_result, notify};
-use crate::daemon::{ConnectionState, Daemon};
+use crate::clients::ConnectionState;
+use crate::daemon::Daemon;
 
-/// The internal method name `subscriptions/listen` is served under.
-pub const LISTEN_ALIAS: &str = "tidings/internal/subscriptions/listen";
+pub use crate::listen_alias::LISTEN_ALIAS;
 
 /// Serve one listen request until it is cancelled, the connection goes or the daemon stops.
 /// A listen is a long-lived request like a push stream, so it takes a place under the same
@@ -44,7 +45,7 @@ pub async fn listen(
     let wants_events = opted_in(notifications, "eventsListChanged")?;
     // The pull tools' list follows the same settings: a type turned on or off changes it.
     let wants_tools = opted_in(notifications, "toolsListChanged")?;
-    let _slot = daemon.acquire_stream(conn, &ctx.id)?;
+    let _slot = conn.acquire(&ctx.id).map_err(refused)?;
     let mut list = daemon.list_receiver();
     list.borrow_and_update();
     let mut accepted = json!({});

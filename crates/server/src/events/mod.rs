@@ -28,9 +28,15 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 use tidings_core::request::enabled_type;
 
-use crate::daemon::{ConnectionState, Daemon};
-use errors::{legacy_method, not_found_subscription, request_error, webhook_unsupported};
+use crate::clients::{ConnectionState, Principal};
+use crate::daemon::Daemon;
+use crate::listen_alias::shown;
+use errors::{legacy_method, not_found_subscription, request_error, revoked, webhook_unsupported};
 use wire::{complete, era};
+
+/// The custom request `tidings token rotate` sends on the socket after writing a new token
+/// to the keychain: the daemon re-reads it and ends the old token's streams.
+pub const ROTATE_METHOD: &str = "tidings/token/rotate";
 
 /// The rmcp handler of one socket connection, or of every HTTP request.
 #[derive(Clone)]
@@ -68,9 +74,23 @@ impl EventsHandler {
         }
         ctx.extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<crate::http::Principal>())
+            .and_then(|parts| parts.extensions.get::<Principal>())
             .map(|p| p.0.clone())
             .ok_or_else(|| ErrorData::internal_error("request reached the handler unchecked", None))
+    }
+
+    /// Refuse a revoked client; note what it announced (`_meta.clientInfo`) for `State`.
+    fn admit(&self, ctx: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let Ok(conn) = self.conn(ctx) else {
+            return Ok(());
+        };
+        if let Some(why) = conn.revocation() {
+            return Err(revoked(why));
+        }
+        let info = ctx.meta.get("io.modelcontextprotocol/clientInfo");
+        let field = |key: &str| info.and_then(|i| i.get(key)).and_then(Value::as_str);
+        conn.announce(field("name"), field("version"));
+        Ok(())
     }
 
     /// `events/subscribe`: the name is looked up first (`NotFound`), then webhook is declined.
@@ -97,6 +117,15 @@ impl ServerHandler for EventsHandler {
         request: InitializeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
+        if let Some(conn) = &self.conn {
+            if let Some(why) = conn.revocation() {
+                return Err(revoked(why));
+            }
+            conn.announce(
+                Some(&request.client_info.name),
+                Some(&request.client_info.version),
+            );
+        }
         ctx.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
             .map(list::without_events)
@@ -113,14 +142,15 @@ impl ServerHandler for EventsHandler {
         let _stream_id = (method == "events/stream" || method == listen::LISTEN_ALIAS)
             .then(|| self.conn.as_ref().map(|conn| conn.hold_stream_id(&ctx.id)));
         let params = params.unwrap_or(Value::Null);
+        self.admit(&ctx)?;
         let socket = self.conn.is_some();
         if socket && method == "tidings/status" {
-            let status = serde_json::to_value(self.daemon.status())
+            let state = serde_json::to_value(self.daemon.state())
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            return Ok(complete(status));
+            return Ok(complete(state));
         }
-        if socket && method == crate::http::ROTATE_METHOD {
-            return crate::http::auth::reload(&self.daemon).await.map(complete);
+        if socket && method == ROTATE_METHOD {
+            return reload_token(&self.daemon).await.map(complete);
         }
         let events_method = method.starts_with("events/") || method == listen::LISTEN_ALIAS;
         if !events_method {
@@ -133,12 +163,7 @@ impl ServerHandler for EventsHandler {
             if self.conn.is_none() && matches!(legacy, errors::LegacyEra::Initialized(_)) {
                 legacy = errors::LegacyEra::Undeclared;
             }
-            let shown = if method == listen::LISTEN_ALIAS {
-                "subscriptions/listen"
-            } else {
-                method.as_str()
-            };
-            return Err(legacy_method(shown, &legacy));
+            return Err(legacy_method(shown(&method), &legacy));
         }
         match method.as_str() {
             "events/list" => {
@@ -146,7 +171,10 @@ impl ServerHandler for EventsHandler {
                 let accounts = self.daemon.engine().mail_accounts();
                 Ok(list::list(&self.daemon.settings_arc(), &accounts))
             }
-            "events/poll" => poll::poll(&self.daemon, params).await,
+            "events/poll" => {
+                let conn = self.conn(&ctx)?;
+                poll::poll(&self.daemon, &conn, params).await
+            }
             "events/stream" => {
                 let conn = self.conn(&ctx)?;
                 stream::stream(&self.daemon, &conn, params, ctx).await
@@ -171,6 +199,7 @@ impl ServerHandler for EventsHandler {
         _request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.admit(&ctx)?;
         if let Some(conn) = &self.conn
             && era(&ctx).is_err()
         {
@@ -193,6 +222,7 @@ impl ServerHandler for EventsHandler {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.admit(&ctx)?;
         if pull::is_pull_tool(&request.name) {
             let conn = self.conn(&ctx).ok();
             return pull::call(&self.daemon, conn, &self.pull, request, ctx)
@@ -214,6 +244,17 @@ impl ServerHandler for EventsHandler {
             )),
         }
     }
+}
+
+/// `tidings/token/rotate` on the socket: reload the HTTP token, or say why not.
+async fn reload_token(daemon: &Daemon) -> Result<Value, ErrorData> {
+    let Some(reload) = daemon.token_reload() else {
+        return Ok(json!({"rotated": false, "reason": "http_off"}));
+    };
+    tokio::task::spawn_blocking(move || reload.reload_blocking())
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("token reload panicked: {e}"), None))?
+        .map_err(|e| ErrorData::internal_error(e, None))
 }
 
 /// `params.name`, a non-empty string, or -32602 naming `name`.

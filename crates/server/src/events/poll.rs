@@ -10,20 +10,30 @@ use tidings_core::{Subscription, SubscriptionParams};
 
 use super::errors::request_error;
 use super::wire::{blocking, complete};
+use crate::clients::{ConnectionState, filter_summary, sender_of};
 use crate::daemon::Daemon;
+use crate::state::Mode;
 
 /// Answer one poll: `InvalidParams` / `NotFound` before any store is touched; a store failure is
 /// -32603 with `data.reason`.
-pub async fn poll(daemon: &Daemon, params: Value) -> Result<CustomResult, ErrorData> {
+/// The events returned are counted under `conn`'s poll subscription of that type and filter.
+pub async fn poll(
+    daemon: &Daemon,
+    conn: &Arc<ConnectionState>,
+    params: Value,
+) -> Result<CustomResult, ErrorData> {
     let params =
         SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
     let settings = daemon.settings_arc();
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
         .map_err(|e| request_error(e, daemon.settings_path()))?;
     let engine = Arc::clone(daemon.engine());
+    let (ty, filter) = (sub.event_type(), filter_summary(&params.arguments));
     let outcome = blocking(move || engine.poll(&sub, &params))
         .await?
         .map_err(|e| request_error(e, daemon.settings_path()))?;
+    let senders: Vec<String> = outcome.events.iter().map(|e| sender_of(&e.data)).collect();
+    conn.polled(ty.name(), filter, Mode::Poll, &senders);
     let body = serde_json::to_value(outcome)
         .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
     Ok(complete(body))

@@ -25,11 +25,13 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::errors::{
-    allowlist_removed, error_object, request_error, store_error, token_rotated, type_turned_off,
+    allowlist_removed, error_object, refused, request_error, revoked, store_error, type_turned_off,
 };
 use super::wire::{blocking, final_result, notify};
-use crate::daemon::{ConnectionState, Daemon};
+use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
+use crate::daemon::Daemon;
 use crate::hub::LATENCY;
+use crate::state::Mode;
 
 /// Events per engine call: bounded work between checks for cancellation.
 const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
@@ -50,7 +52,7 @@ pub async fn stream(
     let settings = settings_rx.borrow_and_update().clone();
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
         .map_err(|e| request_error(e, daemon.settings_path()))?;
-    let _slot = daemon.acquire_stream(conn, &ctx.id)?;
+    let _slot = conn.acquire(&ctx.id).map_err(refused)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();
@@ -66,6 +68,11 @@ pub async fn stream(
         last_error: None,
         generation: 0,
         settings_file: daemon.settings_path().to_owned(),
+        tracked: conn.subscribe(
+            params.name.as_str(),
+            filter_summary(&params.arguments),
+            Mode::Push,
+        ),
     };
     let (cursor, truncated, failure) = match s.start().await? {
         Ok(start) => {
@@ -116,10 +123,11 @@ pub async fn stream(
             () = conn.closed.cancelled() => return Ok(final_result(&s.id)),
             () = shutdown.cancelled() => return Ok(final_result(&s.id)),
             () = conn.revoked.cancelled() => {
-                tracing::debug!(event_type = %s.sub.event_type(), "stream terminated: token rotated");
+                let why = conn.revocation().unwrap_or(Revocation::ByUser);
+                tracing::debug!(event_type = %s.sub.event_type(), ?why, "stream terminated: revoked");
                 s.send(
                     "notifications/events/terminated",
-                    json!({"error": error_object(&token_rotated())}),
+                    json!({"error": error_object(&revoked(why))}),
                 )
                 .await;
                 return Ok(final_result(&s.id));
@@ -166,6 +174,8 @@ struct Stream {
     generation: u64,
     /// `settings.toml`, named in refusals that tell the user what to change.
     settings_file: std::path::PathBuf,
+    /// This stream's entry in its client's subscriptions (delivery counts, activity).
+    tracked: Subscribed,
 }
 
 impl Stream {
@@ -306,6 +316,7 @@ impl Stream {
                 if !self.send("notifications/events/event", params).await {
                     return false;
                 }
+                self.tracked.delivered(event.name, &sender_of(&event.data));
             }
             if rows > 0 {
                 tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, frames = rows, "latency: frames written");

@@ -14,7 +14,7 @@ use tidings_core::request::json_kind;
 
 use super::human;
 use crate::events::errors::duplicate_stream_id;
-use crate::events::listen::LISTEN_ALIAS;
+use crate::listen_alias::{LISTEN_ALIAS, rename_listen};
 
 /// What to do with one inbound line.
 #[derive(Debug, PartialEq)]
@@ -72,8 +72,7 @@ pub(super) fn classify(line: &[u8]) -> Inbound {
         }
     };
     let mut bytes = None;
-    if m.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
-        m.insert("method".into(), Value::String(LISTEN_ALIAS.into()));
+    if rename_listen(&mut m) {
         match serde_json::to_vec(&m) {
             Ok(renamed) => bytes = Some(renamed),
             Err(e) => {

@@ -3,7 +3,8 @@
 //!
 //! Rotation, as decided for issue #4: `tidings token rotate` writes a fresh token to the
 //! keychain itself, then sends `tidings/token/rotate` (no params) over the Unix socket. The
-//! daemon re-reads the keychain ([`reload`]); if the token changed it swaps it in and cancels
+//! daemon re-reads the keychain (`HttpAuth::reload_blocking`, reached through the daemon's
+//! `TokenReload` slot); if the token changed it swaps it in and cancels
 //! the old token's `revoked`, so every stream opened with it ends with
 //! `notifications/events/terminated` Forbidden `{reason: "token_rotated"}`. The secret never
 //! crosses the socket, and the keychain stays the one place it is kept. If the daemon cannot
@@ -11,13 +12,13 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rmcp::ErrorData;
 use serde_json::{Value, json};
 use tidings_platform::Keychain;
 use tokio_util::sync::CancellationToken;
 
 use super::token::{self, Token, TokenError};
-use crate::daemon::{ConnectionState, Daemon};
+use crate::clients::{ConnectionState, Revocation};
+use crate::daemon::{Daemon, TokenReload};
 use crate::sync::lock;
 
 /// How requests prove who they are.
@@ -71,7 +72,7 @@ impl HttpAuth {
             keychain,
             current: Mutex::new(Current {
                 token,
-                principal: ConnectionState::http_token(daemon, &stop),
+                principal: ConnectionState::http_token(daemon.clients(), &stop),
             }),
             daemon: daemon.clone(),
             stop,
@@ -132,20 +133,15 @@ impl HttpAuth {
 
     /// End the old principal's streams and start a fresh one.
     fn revoke(&self, current: &mut MutexGuard<'_, Current>) {
-        current.principal.revoked.cancel();
-        current.principal = ConnectionState::http_token(&self.daemon, &self.stop);
+        current.principal.revoke(Revocation::TokenRotated);
+        current.principal = ConnectionState::http_token(self.daemon.clients(), &self.stop);
     }
 }
 
-/// `tidings/token/rotate` on the socket: reload the token, or say why not.
-pub(crate) async fn reload(daemon: &Daemon) -> Result<Value, ErrorData> {
-    let Some(auth) = daemon.http_auth() else {
-        return Ok(json!({"rotated": false, "reason": "http_off"}));
-    };
-    tokio::task::spawn_blocking(move || auth.reload_blocking())
-        .await
-        .map_err(|e| ErrorData::internal_error(format!("token reload panicked: {e}"), None))?
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+impl TokenReload for HttpAuth {
+    fn reload_blocking(&self) -> Result<Value, String> {
+        HttpAuth::reload_blocking(self).map_err(|e| e.to_string())
+    }
 }
 
 /// The token of `Bearer <token>` (the scheme is case-insensitive, RFC 9110 11.1).

@@ -16,8 +16,8 @@
 //!    one whose endpoint began stopping is 503.
 //! 5. The body is one JSON object – else 400: not JSON is -32700, anything else (a batch
 //!    included: 2026-07-28 has none) -32600. rmcp would answer these in plain text.
-//! 6. `subscriptions/listen` is renamed to the internal alias, as the socket's framer does
-//!    (rmcp's typed listen filter drops `eventsListChanged`; see `events/listen.rs`), with its
+//! 6. `subscriptions/listen` is renamed to the internal alias (`listen_alias.rs`, shared with
+//!    the socket's framer; rmcp's typed listen filter drops `eventsListChanged`), with its
 //!    `Mcp-Method` header checked and rewritten to match.
 //! 7. An events method under an older `MCP-Protocol-Version` (a client that used the legacy
 //!    `initialize`) is 404 with the socket's -32601 "served on protocol 2026-07-28 only".
@@ -51,7 +51,7 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Principal;
@@ -60,10 +60,11 @@ use super::refusal::{
     INVALID_REQUEST, PARSE_ERROR, body_timeout, clip, header_mismatch, rpc_error, stopping,
     too_large, unauthorized,
 };
+use crate::clients::Revocation;
 use crate::daemon::Daemon;
 use crate::events::errors::{LegacyEra, legacy_method};
-use crate::events::listen::LISTEN_ALIAS;
 use crate::frames::inbound::{Shape, shape};
+use crate::listen_alias::{LISTEN_ALIAS, rename_listen};
 use rmcp::model::ProtocolVersion;
 
 /// The methods whose `Mcp-Name` must equal `params.name` (decision 3).
@@ -122,7 +123,8 @@ impl Guard {
         let bytes = self.read_body(&parts.headers, body).await?;
         // The token was checked on the headers; the body may have taken until after a
         // rotation or a stop, and neither may let a request through.
-        if principal.revoked.is_cancelled() {
+        // A client the user revoked keeps a valid token: the handler answers it Forbidden.
+        if principal.revocation() == Some(Revocation::TokenRotated) {
             return Err(unauthorized(AuthFailure::Invalid));
         }
         if self.stop.is_cancelled() {
@@ -324,7 +326,9 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
             };
             return Err(header_mismatch(id, message));
         }
-        message["method"] = json!(LISTEN_ALIAS);
+        if let Value::Object(m) = message {
+            rename_listen(m);
+        }
         headers.insert("mcp-method", HeaderValue::from_static(LISTEN_ALIAS));
         return Ok(true);
     }
@@ -423,6 +427,7 @@ fn normal_origin(origin: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn header_values_decode_like_rmcp_encodes_them() {

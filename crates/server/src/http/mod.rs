@@ -35,22 +35,17 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::daemon::{ConnectionState, Daemon};
+pub(crate) use crate::clients::Principal;
+use crate::daemon::{Daemon, TokenReload};
 use crate::events::EventsHandler;
 use auth::{AuthMode, HttpAuth};
 use guard::Guard;
 use token::TokenError;
 
-/// The custom request `tidings token rotate` sends on the socket after writing a new token
-/// to the keychain: the daemon re-reads it and ends the old token's streams.
-pub const ROTATE_METHOD: &str = "tidings/token/rotate";
+pub use crate::events::ROTATE_METHOD;
 
 /// The path the endpoint serves.
 pub const PATH: &str = "/mcp";
-
-/// The token state of one request, put in its extensions by the guard for the handler.
-#[derive(Clone)]
-pub(crate) struct Principal(pub(crate) Arc<ConnectionState>);
 
 /// What to serve.
 pub struct HttpOptions {
@@ -114,12 +109,12 @@ pub struct HttpEndpoint {
 /// or an endpoint is dropped unserved) clears the registration so a successor may start.
 struct Registered {
     daemon: Daemon,
-    auth: Arc<HttpAuth>,
+    reload: Arc<dyn TokenReload>,
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.daemon.clear_http_auth(&self.auth);
+        self.daemon.clear_token_reload(&self.reload);
     }
 }
 
@@ -154,7 +149,8 @@ impl HttpEndpoint {
             addr: options.listen,
             source,
         })?;
-        if !daemon.set_http_auth(auth.clone()) {
+        let reload: Arc<dyn TokenReload> = auth.clone();
+        if !daemon.set_token_reload(reload.clone()) {
             return Err(HttpError::AlreadyServing);
         }
         Ok(HttpEndpoint {
@@ -165,7 +161,7 @@ impl HttpEndpoint {
             stop,
             _registered: Registered {
                 daemon: daemon.clone(),
-                auth,
+                reload,
             },
         })
     }

@@ -29,6 +29,7 @@ use super::auth::AuthMode;
 use super::token::TokenError;
 use super::{HttpEndpoint, HttpError, HttpOptions, PATH};
 use crate::daemon::Daemon;
+use crate::state::HttpEndpointState;
 
 /// How long past its own stop grace an endpoint's task may take before it is aborted: a
 /// backstop only, as the endpoint drops its connections itself.
@@ -90,6 +91,23 @@ impl HttpState {
     }
 }
 
+impl From<&HttpState> for HttpEndpointState {
+    fn from(state: &HttpState) -> HttpEndpointState {
+        match state {
+            HttpState::Starting => HttpEndpointState::Starting,
+            HttpState::Off => HttpEndpointState::Off,
+            HttpState::Serving { addr, no_auth } => HttpEndpointState::Serving {
+                url: format!("http://{addr}{PATH}"),
+                no_auth: *no_auth,
+            },
+            HttpState::Failed { listen, error } => HttpEndpointState::Failed {
+                listen: listen.to_string(),
+                error: error.clone(),
+            },
+        }
+    }
+}
+
 /// The handle on the supervising task.
 pub struct HttpSupervisor {
     state: watch::Receiver<HttpState>,
@@ -106,7 +124,7 @@ impl HttpSupervisor {
     /// [`settled`]: HttpSupervisor::settled
     pub fn spawn(daemon: &Daemon, forced: Option<SocketAddr>, auth: AuthSource) -> HttpSupervisor {
         let (state, state_rx) = watch::channel(HttpState::Starting);
-        daemon.set_http_state(state_rx.clone());
+        daemon.report_http(HttpEndpointState::Starting);
         let (fatal_tx, fatal) = oneshot::channel();
         let supervisor = Supervisor {
             daemon: daemon.clone(),
@@ -192,7 +210,7 @@ impl Supervisor {
         let settings = if let Some(listen) = forced {
             let bound = tokio::select! {
                 () = shutdown.cancelled() => {
-                    self.state.send_replace(HttpState::Off);
+                    self.set_state(HttpState::Off);
                     return;
                 }
                 bound = self.bind(listen) => bound,
@@ -205,7 +223,7 @@ impl Supervisor {
                         error: error.to_string(),
                     };
                     let _ = fatal.send(error);
-                    self.state.send_replace(failed);
+                    self.set_state(failed);
                     return;
                 }
             }
@@ -245,14 +263,14 @@ impl Supervisor {
             self.stop().await;
         }
         let Some(listen) = wanted else {
-            self.state.send_replace(HttpState::Off);
+            self.set_state(HttpState::Off);
             return;
         };
         // The keychain may hang: shutdown must not wait for it.
         let shutdown = self.daemon.shutdown_token().clone();
         let bound = tokio::select! {
             () = shutdown.cancelled() => {
-                self.state.send_replace(HttpState::Off);
+                self.set_state(HttpState::Off);
                 return;
             }
             bound = self.bind(listen) => bound,
@@ -265,12 +283,19 @@ impl Supervisor {
                     "the HTTP endpoint did not start; the socket still serves, and the next \
                      settings change retries"
                 );
-                self.state.send_replace(HttpState::Failed {
+                self.set_state(HttpState::Failed {
                     listen,
                     error: error.to_string(),
                 });
             }
         }
+    }
+
+    /// The one place the endpoint's state changes: the supervisor's own channel (`settled`,
+    /// tests) and the daemon's `State`, which only shows it.
+    fn set_state(&self, state: HttpState) {
+        self.daemon.report_http(HttpEndpointState::from(&state));
+        self.state.send_replace(state);
     }
 
     /// Bind an endpoint on `listen`: the address is checked before the keychain is asked.
@@ -296,7 +321,7 @@ impl Supervisor {
         let stop = endpoint.stop_token();
         let task = tokio::spawn(endpoint.serve());
         self.running = Some(Running { listen, stop, task });
-        self.state.send_replace(serving);
+        self.set_state(serving);
     }
 
     /// Stop the running endpoint, if any, and wait until it is gone.
@@ -314,7 +339,7 @@ impl Supervisor {
             running.task.abort();
             let _ = running.task.await;
         }
-        self.state.send_replace(HttpState::Off);
+        self.set_state(HttpState::Off);
     }
 }
 

@@ -51,7 +51,7 @@ async fn a_missing_or_different_mcp_name_is_400_32020_and_not_served() {
         assert_eq!(error_code(&different.json().await), -32020, "{method}");
     }
     // Not served: no stream was ever opened.
-    assert_eq!(s.daemon.status().streams, 0);
+    assert_eq!(s.daemon.state().streams, 0);
     // The base64 form of the right name is accepted.
     let encoded = s
         .request(9, "events/poll", sub("mail.received"))
@@ -346,5 +346,5 @@ async fn the_process_wide_cap_is_shared_by_the_socket_and_http() {
     let body = refused.json().await;
     assert_eq!(error_code(&body), -32025, "{body}");
     assert_eq!(body["error"]["data"], json!({"limit": "streams", "max": 2}));
-    assert_eq!(s.daemon.status().streams, 2);
+    assert_eq!(s.daemon.state().streams, 2);
 }

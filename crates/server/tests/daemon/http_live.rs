@@ -23,11 +23,11 @@ async fn enabling_live_starts_the_endpoint_and_disabling_ends_its_streams_and_fr
     let addr = free_addr();
     assert!(refused(addr).await);
 
-    assert_eq!(live.daemon.status().http, "off");
+    assert_eq!(live.daemon.state().http.describe(), "off");
     live.set_http(true, addr);
     live.wait_serving(addr).await;
     assert_eq!(
-        live.daemon.status().http,
+        live.daemon.state().http.describe(),
         format!("serving at http://{addr}/mcp")
     );
     let token = live.token().expect("the first enable makes the token");
@@ -46,7 +46,7 @@ async fn enabling_live_starts_the_endpoint_and_disabling_ends_its_streams_and_fr
     within(async { while stream.next_event().await.is_some() {} }).await;
     wait_streams(&live.daemon, 0).await;
     live.wait_state(|s| *s == HttpState::Off).await;
-    assert_eq!(live.daemon.status().http, "off");
+    assert_eq!(live.daemon.state().http.describe(), "off");
     // …and the port is released: refused, and free to bind again.
     assert!(refused(addr).await);
     drop(std::net::TcpListener::bind(addr).expect("the port was not released"));
@@ -104,8 +104,9 @@ async fn a_bad_live_setting_keeps_the_daemon_serving_and_the_next_change_retries
     assert!(error.contains("only a loopback address"), "{error}");
     assert!(
         live.daemon
-            .status()
+            .state()
             .http
+            .describe()
             .starts_with("not serving on 0.0.0.0:0: ")
     );
     assert_eq!(live.token(), None);

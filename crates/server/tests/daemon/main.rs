@@ -21,6 +21,8 @@ mod cli;
 mod cli_edges;
 // Every `tidings tail` and `tidings status` line the README and `--help` show, as written.
 mod documented_commands;
+// The embedding API as the menu-bar app drives it: start, watch, settings, revoke, stop.
+mod embedding;
 // A first run of the real daemon writes commented settings and says all is off.
 mod first_run;
 // `tidings serve --http` as a process: no-auth URL, no keychain, bad settings, a hung keychain.
@@ -29,6 +31,8 @@ mod http_cli;
 mod http_endpoint;
 // The endpoint against clients that misbehave.
 mod http_hardening;
+// Revoking an HTTP client: Forbidden until the token is rotated.
+mod http_revoke;
 // `[http] enabled` and `listen` apply live.
 mod http_live;
 // Over HTTP, a request without a name and a legacy `initialize` client.

@@ -104,6 +104,20 @@ fn a_legacy_session_gets_the_pull_tools() {
         "{text}"
     );
 
+    // The app's model counts it under this client's `tools` subscription, with no sender.
+    let status = daemon
+        .socket_call("tidings/status")
+        .expect("tidings/status answers");
+    let clients = status["result"]["clients"].as_array().unwrap();
+    let tools_sub = clients
+        .iter()
+        .filter(|c| c["name"] == "zed")
+        .flat_map(|c| c["subscriptions"].as_array().unwrap())
+        .find(|s| s["mode"] == "tools" && s["eventType"] == "mail.received")
+        .unwrap_or_else(|| panic!("no tools subscription in {status}"));
+    assert_eq!(tools_sub["delivered"], 1, "{tools_sub}");
+    assert!(!status.to_string().contains("ana@example.com"), "{status}");
+
     // The connection's cursor: omitted, the next call continues after the wait.
     let again = tool(&mut c, 4, "tidings_check", &json!({}));
     assert_eq!(event_ids(&again), Vec::<String>::new(), "nothing twice");

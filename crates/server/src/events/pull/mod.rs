@@ -33,7 +33,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::errors::request_error;
 use super::wire::blocking;
-use crate::daemon::{ConnectionState, Daemon};
+use crate::clients::{ConnectionState, filter_summary, sender_of};
+use crate::daemon::Daemon;
+use crate::state::Mode;
 use args::{CursorArg, PullArgs};
 use cursor::{ConnectionCursors, ToolCursor};
 
@@ -198,6 +200,7 @@ pub(crate) async fn call(
         CursorArg::FromNow => ToolCursor::default(),
         CursorArg::Omitted => state.cursors.get(&types).unwrap_or_default(),
     };
+    let conn_for_count = conn.clone();
     let outcome = if waits {
         let client = client_name(&ctx);
         let limit = hosts::limit_for(client.as_deref());
@@ -208,9 +211,9 @@ pub(crate) async fn call(
                 None,
             ));
         };
-        let slot = match daemon.acquire_stream(&conn, &ctx.id) {
+        let slot = match conn.acquire(&ctx.id) {
             Ok(slot) => slot,
-            Err(e) => return Ok(refusal(e.message.to_string())),
+            Err(e) => return Ok(refusal(super::errors::refused(e).message.to_string())),
         };
         let waited = wait(daemon, &conn, &args, subs, start, timeout, &ctx).await;
         drop(slot);
@@ -226,8 +229,29 @@ pub(crate) async fn call(
             Err(message) => return Ok(refusal(message)),
         }
     };
+    if let Some(conn) = conn_for_count {
+        count_delivered(&conn, &args, &types, &outcome.events);
+    }
     state.cursors.set(&types, outcome.cursor.clone());
     Ok(outcome.into_result())
+}
+
+/// Count what this call returned under the client's `tools` subscription of each type, so
+/// the app's client list and the activity log show pull-tool deliveries too.
+fn count_delivered(conn: &ConnectionState, args: &PullArgs, types: &[EventType], events: &[Value]) {
+    for ty in types {
+        let senders: Vec<String> = events
+            .iter()
+            .filter(|e| e["name"] == ty.name())
+            .map(|e| sender_of(&e["data"]))
+            .collect();
+        conn.polled(
+            ty.name(),
+            filter_summary(&args.arguments_for(*ty)),
+            Mode::Tools,
+            &senders,
+        );
+    }
 }
 
 /// The name the client announced: in `initialize` (legacy era) or in this request's `_meta`.

@@ -20,7 +20,7 @@ fn news(h: &mut Harness) -> i64 {
 }
 
 fn backfilled(h: &Harness) -> u64 {
-    h.daemon.status().types[1].backfilled
+    h.daemon.state().types[1].store.backfilled
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -47,7 +47,7 @@ async fn a_synced_history_reaches_no_stream_and_is_counted() {
         }
     }
     h.until("the skipped rows to be counted", |s| {
-        s.types[1].backfilled > 0
+        s.types[1].store.backfilled > 0
     })
     .await;
     assert_eq!(backfilled(&h), 150, "distinct rows, not once per stream");

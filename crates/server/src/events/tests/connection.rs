@@ -81,7 +81,7 @@ async fn a_client_that_disconnects_mid_stream_releases_its_streams() {
     let b = c.request("events/stream", args).await;
     c.note_of(a, "notifications/events/active").await;
     c.note_of(b, "notifications/events/active").await;
-    assert_eq!(h.daemon.status().streams, 2);
+    assert_eq!(h.daemon.state().streams, 2);
     c.close();
     h.until("streams to be released", |s| {
         s.streams == 0 && s.connections == 0
@@ -137,8 +137,13 @@ async fn a_listener_that_opted_in_hears_list_changed() {
 async fn a_malformed_settings_edit_keeps_the_last_good_settings() {
     let h = Harness::new(both_on).await;
     std::fs::write(&h.settings_path, "[mail]\nenabled = maybe\n").unwrap();
-    h.until_daemon("the bad edit to be read", |d| d.rejected_edits() >= 1)
-        .await;
+    h.until_daemon("the bad edit to be read", |d| {
+        d.watch_counts()
+            .rejected
+            .load(std::sync::atomic::Ordering::Acquire)
+            >= 1
+    })
+    .await;
     assert!(
         h.daemon.settings().mail.enabled,
         "a bad edit changes nothing"
@@ -189,7 +194,7 @@ async fn listen_requests_count_under_the_stream_caps() {
         c.note_of(*id, "notifications/subscriptions/acknowledged")
             .await;
     }
-    assert_eq!(h.daemon.status().streams, 10);
+    assert_eq!(h.daemon.state().streams, 10);
     // Listens and push streams share the ten places of a connection.
     let e = c
         .err(
@@ -315,11 +320,7 @@ async fn a_full_socket_evicts_the_longest_idle_connection_without_a_stream() {
     holder
         .until(|f| f["method"] == "notifications/events/heartbeat")
         .await;
-    assert!(
-        h.daemon.status().connections <= 4,
-        "{:?}",
-        h.daemon.status()
-    );
+    assert!(h.daemon.state().connections <= 4, "{:?}", h.daemon.state());
     stop.cancel();
     let _ = serving.await;
 }

@@ -8,5 +8,6 @@ mod backfill;
 mod connection;
 mod requests;
 mod settings_file;
+mod state;
 mod streams;
 mod support;

@@ -194,10 +194,20 @@ async fn a_missing_store_is_an_internal_error_with_a_reason() {
     assert!(!e["message"].as_str().unwrap().contains(home), "{e}");
     assert_eq!(e["message"], "Messages store not found", "{e}");
     h.until("the hub to see the store gone", |s| {
-        s.types[1].state != "ok" && s.types[1].state != "not checked yet"
+        !matches!(
+            s.types[1].store.access,
+            crate::state::StoreAccess::Ok | crate::state::StoreAccess::NotChecked
+        )
     })
     .await;
-    assert!(h.daemon.status().types[1].state.contains(home));
+    assert!(
+        h.daemon.state().types[1]
+            .store
+            .problem
+            .clone()
+            .unwrap_or_default()
+            .contains(home)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,40 +14,55 @@ const QUIET_LOOK: Duration = Duration::from_millis(1500);
 async fn an_invalid_file_is_warned_about_once() {
     let h = Harness::new(both_on).await;
     std::fs::write(&h.settings_path, "[mail]\nenabled = maybe\n").unwrap();
-    h.until_daemon("the bad edit to be read", |d| d.rejected_edits() >= 1)
-        .await;
+    h.until_daemon("the bad edit to be read", |d| {
+        d.watch_counts()
+            .rejected
+            .load(std::sync::atomic::Ordering::Acquire)
+            >= 1
+    })
+    .await;
     tokio::time::sleep(QUIET_LOOK).await;
-    assert_eq!(h.daemon.rejected_edits(), 1, "one bad file, one warning");
+    assert_eq!(
+        h.daemon
+            .watch_counts()
+            .rejected
+            .load(std::sync::atomic::Ordering::Acquire),
+        1,
+        "one bad file, one warning"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_file_shows_in_status_until_fixed() {
     let h = Harness::new(both_on).await;
-    assert_eq!(h.daemon.status().settings, "ok");
+    assert_eq!(h.daemon.state().settings.describe(), "ok");
     std::fs::write(
         &h.settings_path,
         "[mail]\nenabled = true\n\nallow = [\"ana@example.com\", \"everyone\"]\n",
     )
     .unwrap();
-    h.until("the rejection to show", |s| s.settings != "ok")
+    h.until("the rejection to show", |s| s.settings.describe() != "ok")
         .await;
     assert_eq!(
-        h.daemon.status().settings,
+        h.daemon.state().settings.describe(),
         "settings.toml line 4 is invalid; using the last good settings",
         "the line, and no value from the file"
     );
     std::fs::write(&h.settings_path, "[mail]\nenabled = maybe\n").unwrap();
-    h.until("the second rejection", |s| s.settings.contains("line 2"))
-        .await;
+    h.until("the second rejection", |s| {
+        s.settings.describe().contains("line 2")
+    })
+    .await;
     assert_eq!(
-        h.daemon.status().settings,
+        h.daemon.state().settings.describe(),
         "settings.toml line 2: string values must be quoted, expected literal string; \
          using the last good settings"
     );
     let mut good = h.daemon.settings();
     good.messages.enabled = false;
     good.save(&h.settings_path).unwrap();
-    h.until("the fix to clear it", |s| s.settings == "ok").await;
+    h.until("the fix to clear it", |s| s.settings.describe() == "ok")
+        .await;
     assert!(!h.daemon.settings().messages.enabled);
 }
 
@@ -59,7 +74,11 @@ async fn one_edit_is_one_reload() {
     h.until_daemon("the edit to apply", |d| !d.settings().messages.enabled)
         .await;
     tokio::time::sleep(QUIET_LOOK).await;
-    let (passes, reads) = h.daemon.settings_reloads();
+    let counts = h.daemon.watch_counts();
+    let (passes, reads) = (
+        counts.passes.load(std::sync::atomic::Ordering::Acquire),
+        counts.reads.load(std::sync::atomic::Ordering::Acquire),
+    );
     assert_eq!(reads, 1, "one edit, one reload");
     // The write's events may straddle the settle window; our own reads never wake it.
     assert!(passes <= 2, "{passes} passes for one edit");
@@ -156,10 +175,12 @@ async fn a_fifo_is_refused_and_does_not_wedge_later_reloads() {
         .status()
         .unwrap();
     assert!(made.success());
-    h.until("the FIFO to be refused", |s| s.settings.contains("FIFO"))
-        .await;
+    h.until("the FIFO to be refused", |s| {
+        s.settings.describe().contains("FIFO")
+    })
+    .await;
     assert_eq!(
-        h.daemon.status().settings,
+        h.daemon.state().settings.describe(),
         "settings.toml is a FIFO, not a regular file; using the last good settings"
     );
     assert!(h.daemon.settings().mail.enabled);
@@ -167,7 +188,7 @@ async fn a_fifo_is_refused_and_does_not_wedge_later_reloads() {
     std::fs::write(&h.settings_path, "[mail]\nenabled = true\n[messages]\n").unwrap();
     h.until_daemon("the next edit to apply", |d| !d.settings().messages.enabled)
         .await;
-    assert_eq!(h.daemon.status().settings, "ok");
+    assert_eq!(h.daemon.state().settings.describe(), "ok");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,7 +36,7 @@ async fn a_stream_confirms_delivers_and_beats() {
     assert!(event_cursor.is_string());
     let beat = c.note_of(id, "notifications/events/heartbeat").await;
     assert!(beat["params"]["cursor"].is_string());
-    assert_eq!(h.daemon.status().streams, 1);
+    assert_eq!(h.daemon.state().streams, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -109,7 +109,7 @@ async fn a_second_stream_under_a_live_id_is_refused_and_one_cancel_ends_the_firs
             .contains("id 5"),
         "{refused}"
     );
-    assert_eq!(h.daemon.status().streams, 1, "one stream under id 5");
+    assert_eq!(h.daemon.state().streams, 1, "one stream under id 5");
     // The refusal left the first stream cancellable under its id.
     c.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -137,7 +137,7 @@ async fn the_eleventh_stream_is_refused_with_the_limit() {
     let e = c.err("events/stream", mail_args()).await;
     assert_eq!(e["code"], -32025);
     assert_eq!(e["data"], json!({"limit": "streams", "max": 10}));
-    assert_eq!(h.daemon.status().streams, 10);
+    assert_eq!(h.daemon.state().streams, 10);
     // Another connection has its own ten.
     let mut other = h.connect();
     let id = other.request("events/stream", mail_args()).await;
@@ -160,7 +160,7 @@ async fn refusals_come_before_any_stream_opens() {
         .await;
     assert_eq!(e["data"]["field"], "arguments");
     assert!(c.buffered_for(id).is_empty());
-    assert_eq!(h.daemon.status().streams, 0);
+    assert_eq!(h.daemon.state().streams, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,7 +202,7 @@ async fn a_vanished_store_is_an_error_notification_and_the_stream_recovers() {
     h.append_message();
     let event = c.note_of(id, "notifications/events/event").await;
     assert_eq!(event["params"]["name"], "messages.received");
-    assert_eq!(h.daemon.status().streams, 1, "the stream stayed open");
+    assert_eq!(h.daemon.state().streams, 1, "the stream stayed open");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,7 +231,7 @@ async fn a_stream_opened_on_a_vanished_store_opens_reports_and_recovers() {
         error["params"]["error"]["data"]["reason"], "store_missing",
         "{error}"
     );
-    assert_eq!(h.daemon.status().streams, 1);
+    assert_eq!(h.daemon.state().streams, 1);
     std::fs::rename(&aside, &db).unwrap();
     // Once the start is resolved, heartbeats carry the real cursor; only then is a new row
     // after the start (a null cursor starts from the head at that moment).

@@ -151,8 +151,8 @@ impl Harness {
     }
 
     /// Wait (capped) until `cond` holds on the daemon's status.
-    pub async fn until(&self, what: &str, cond: impl Fn(&crate::daemon::Status) -> bool) {
-        self.until_daemon(what, |d| cond(&d.status())).await;
+    pub async fn until(&self, what: &str, cond: impl Fn(&crate::state::State) -> bool) {
+        self.until_daemon(what, |d| cond(&d.state())).await;
     }
 
     /// Wait (capped) until `cond` holds on the daemon.
@@ -164,7 +164,7 @@ impl Harness {
         };
         tokio::time::timeout(WAIT, wait)
             .await
-            .unwrap_or_else(|_| panic!("timed out waiting for {what}: {:?}", self.daemon.status()));
+            .unwrap_or_else(|_| panic!("timed out waiting for {what}: {:?}", self.daemon.state()));
     }
 }
 

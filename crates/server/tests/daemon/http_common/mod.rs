@@ -144,7 +144,7 @@ pub fn demo_daemon(tune: impl FnOnce(&mut ServerLimits)) -> (Daemon, Demo, DemoH
 /// Open streams daemon-wide, waiting (capped) until it equals `n`.
 pub async fn wait_streams(daemon: &Daemon, n: usize) {
     within(async {
-        while daemon.status().streams != n {
+        while daemon.state().streams != n {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })

@@ -1,0 +1,377 @@
+//! The one observable model of the running engine: [`State`], what `tidings/status` answers,
+//! what `tidings status --json` prints and what the menu-bar app shows. A leaf: plain serde
+//! types, and the [`Board`] where the parts that are not derived from elsewhere (the HTTP
+//! endpoint, the settings file) are reported and every change is signalled.
+//!
+//! Any local client (an agent too) may read `tidings/status`, so nothing here is personal
+//! data: paths are home-relative, allowlists and filters are counts per kind, never values,
+//! and deliveries (which name senders) are not part of it (docs/decisions/engine-api.md).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::sync::lock;
+
+/// Everything the engine knows that a person or a tool may want to see, as one value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct State {
+    /// The engine's version.
+    pub version: String,
+    /// The Unix socket, home-relative; `None` when the engine serves no socket (tests).
+    pub socket: Option<String>,
+    /// Open socket connections.
+    pub connections: usize,
+    /// Open long-lived requests (push streams and listens) across all clients.
+    pub streams: usize,
+    /// One entry per event type, in `EventType::ALL` order.
+    pub types: Vec<TypeState>,
+    /// The loopback HTTP endpoint.
+    pub http: HttpEndpointState,
+    /// Whether `settings.toml` holds the settings in force.
+    pub settings: SettingsFileState,
+    /// The clients connected now, oldest first.
+    pub clients: Vec<ClientState>,
+}
+
+/// One event type: whether it is on, who may reach agents through it, and its store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeState {
+    /// The wire name (`mail.received`).
+    pub name: String,
+    /// Whether clients may see it.
+    pub enabled: bool,
+    /// The sender allowlist, as counts per kind.
+    pub allowlist: AllowlistSummary,
+    /// The backfill window in days (`0`: off).
+    pub backfill_days: u32,
+    /// The store behind it.
+    pub store: StoreState,
+}
+
+/// How many allowlist entries of each kind are set; never the entries themselves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowlistSummary {
+    /// Exact email addresses.
+    pub addresses: usize,
+    /// Exact phone numbers or other handles.
+    pub handles: usize,
+    /// Domains (with their subdomains).
+    pub domains: usize,
+    /// Prefixes (`+1202*`).
+    pub prefixes: usize,
+}
+
+impl AllowlistSummary {
+    /// All entries.
+    pub fn total(&self) -> usize {
+        self.addresses + self.handles + self.domains + self.prefixes
+    }
+
+    /// "2 addresses, 1 domain", or "none".
+    pub fn describe(&self) -> String {
+        let parts = [
+            (self.addresses, "address", "addresses"),
+            (self.handles, "handle", "handles"),
+            (self.domains, "domain", "domains"),
+            (self.prefixes, "prefix", "prefixes"),
+        ];
+        let text: Vec<String> = parts
+            .into_iter()
+            .filter(|(n, _, _)| *n > 0)
+            .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+            .collect();
+        if text.is_empty() {
+            "none".to_owned()
+        } else {
+            text.join(", ")
+        }
+    }
+}
+
+/// One store: where it is, whether it can be read, and what the engine saw in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreState {
+    /// The store file, home-relative.
+    pub path: String,
+    /// Whether it can be read, from the last check (else the last scan).
+    pub access: StoreAccess,
+    /// The last check's or scan's error message (home-relative), when not `ok`.
+    pub problem: Option<String>,
+    /// The last scan's error (a poll or a stream step), home-relative; `None` when the last
+    /// scan worked or none ran yet.
+    pub last_scan_error: Option<String>,
+    /// When the store last changed (ms since the Unix epoch), as seen since start.
+    pub last_change_ms: Option<u64>,
+    /// Distinct rows skipped as backfill since start.
+    pub backfilled: u64,
+    /// Rows skipped because they could not be read, since start.
+    pub unreadable_rows: u64,
+}
+
+/// Whether a store can be read, in the terms its fix is given in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreAccess {
+    /// Not checked yet (the first check runs at start).
+    NotChecked,
+    /// Found and readable.
+    Ok,
+    /// No file at the path (Mail or Messages never ran, or another path).
+    Missing,
+    /// The OS refused to open it: Full Disk Access is missing.
+    PermissionDenied,
+    /// Readable, but not the schema we know (a newer macOS).
+    SchemaProblem,
+    /// Another failure (locked, corrupt, empty, I/O).
+    Unreadable,
+}
+
+impl StoreAccess {
+    /// From a core `StoreError::reason()`.
+    pub fn from_reason(reason: &str) -> StoreAccess {
+        match reason {
+            "store_missing" => StoreAccess::Missing,
+            "permission_denied" => StoreAccess::PermissionDenied,
+            "store_schema" => StoreAccess::SchemaProblem,
+            _ => StoreAccess::Unreadable,
+        }
+    }
+}
+
+/// The loopback HTTP endpoint, as its supervisor reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum HttpEndpointState {
+    /// Not serving: off in settings, not supervised, or shut down.
+    Off,
+    /// The first start has not settled yet (the keychain may be slow).
+    Starting,
+    /// Serving at `url`.
+    Serving {
+        /// `http://127.0.0.1:PORT/mcp`.
+        url: String,
+        /// Whether requests need no token (`--demo --no-auth`).
+        no_auth: bool,
+    },
+    /// Asked for, but could not start; the next settings change retries.
+    Failed {
+        /// The address asked for.
+        listen: String,
+        /// Why (names no secret).
+        error: String,
+    },
+}
+
+impl HttpEndpointState {
+    /// One line for `tidings status`.
+    pub fn describe(&self) -> String {
+        match self {
+            HttpEndpointState::Off => "off".to_owned(),
+            HttpEndpointState::Starting => "starting".to_owned(),
+            HttpEndpointState::Serving { url, no_auth } => format!(
+                "serving at {url}{}",
+                if *no_auth {
+                    " (no token: --no-auth)"
+                } else {
+                    ""
+                }
+            ),
+            HttpEndpointState::Failed { listen, error } => {
+                format!("not serving on {listen}: {error}")
+            }
+        }
+    }
+}
+
+/// Whether the settings in force are the file's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum SettingsFileState {
+    /// The file's content is in force (or there is no file: the defaults).
+    Ok,
+    /// The file's current content was refused; the last good settings stay in force.
+    Rejected {
+        /// The line at fault, when known.
+        line: Option<usize>,
+        /// Why, naming the line and the limit, never a value from the file.
+        reason: String,
+    },
+}
+
+impl SettingsFileState {
+    /// `ok`, or why the file is refused and what is used instead.
+    pub fn describe(&self) -> String {
+        match self {
+            SettingsFileState::Ok => "ok".to_owned(),
+            SettingsFileState::Rejected { reason, .. } => {
+                format!("{reason}; using the last good settings")
+            }
+        }
+    }
+}
+
+/// How a client is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// The Unix socket (directly or through `tidings-mcp`).
+    Socket,
+    /// The loopback HTTP endpoint: all requests made with one bearer token.
+    Http,
+}
+
+/// One connected client and what it listens to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientState {
+    /// The engine's id for it (for `Handle::revoke`); never reused while the engine runs.
+    pub id: u64,
+    /// The name it announced (`clientInfo.name`), cut to 64 characters.
+    pub name: Option<String>,
+    /// The version it announced.
+    pub version: Option<String>,
+    /// How it is connected.
+    pub transport: Transport,
+    /// When it connected (ms since the Unix epoch).
+    pub connected_since_ms: u64,
+    /// Its process id, where the OS tells (socket connections).
+    pub pid: Option<i32>,
+    /// Whether it was revoked (it gets Forbidden until it reconnects).
+    pub revoked: bool,
+    /// Its subscriptions: open streams, and the polls and tool calls it made.
+    pub subscriptions: Vec<SubscriptionState>,
+}
+
+/// How a client receives events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// An open `events/stream`.
+    Push,
+    /// `events/poll` calls.
+    Poll,
+    /// The pull tools (`tidings_check`, `tidings_wait`).
+    Tools,
+    /// A host channel fed by the shim.
+    Channel,
+}
+
+/// One subscription of a client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionState {
+    /// The event type's wire name.
+    pub event_type: String,
+    /// The filter, as the number of values per argument (`{"from": 2}`), never the values.
+    pub filter: BTreeMap<String, usize>,
+    /// How it receives.
+    pub mode: Mode,
+    /// Events delivered through it.
+    pub delivered: u64,
+    /// When it last delivered (ms since the Unix epoch).
+    pub last_delivery_ms: Option<u64>,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Where the parts of [`State`] that nothing else holds are reported, and where every change
+/// is signalled (the engine rebuilds its `State` on each signal, coalesced).
+pub(crate) struct Board {
+    changes: watch::Sender<u64>,
+    http: Mutex<HttpEndpointState>,
+    settings_file: Mutex<SettingsFileState>,
+}
+
+impl Default for Board {
+    fn default() -> Board {
+        Board {
+            changes: watch::Sender::new(0),
+            http: Mutex::new(HttpEndpointState::Off),
+            settings_file: Mutex::new(SettingsFileState::Ok),
+        }
+    }
+}
+
+impl Board {
+    /// Something the state shows changed.
+    pub(crate) fn changed(&self) {
+        self.changes.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// A receiver that changes with every [`changed`](Board::changed).
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The HTTP supervisor reports the endpoint's state.
+    pub(crate) fn set_http(&self, state: HttpEndpointState) {
+        *lock(&self.http) = state;
+        self.changed();
+    }
+
+    pub(crate) fn http(&self) -> HttpEndpointState {
+        lock(&self.http).clone()
+    }
+
+    /// The settings watcher (or a save) reports the file's state.
+    pub(crate) fn set_settings_file(&self, state: SettingsFileState) {
+        *lock(&self.settings_file) = state;
+        self.changed();
+    }
+
+    pub(crate) fn settings_file(&self) -> SettingsFileState {
+        lock(&self.settings_file).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_count_kinds_and_name_no_value() {
+        let s = AllowlistSummary {
+            addresses: 3,
+            domains: 1,
+            ..AllowlistSummary::default()
+        };
+        assert_eq!(s.describe(), "3 addresses, 1 domain");
+        assert_eq!(s.total(), 4);
+        assert_eq!(AllowlistSummary::default().describe(), "none");
+    }
+
+    #[test]
+    fn the_state_round_trips_through_json() {
+        let state = State {
+            version: "1".into(),
+            socket: Some("~/x.sock".into()),
+            connections: 1,
+            streams: 0,
+            types: vec![],
+            http: HttpEndpointState::Failed {
+                listen: "127.0.0.1:1".into(),
+                error: "taken".into(),
+            },
+            settings: SettingsFileState::Rejected {
+                line: Some(3),
+                reason: "line 3: bad".into(),
+            },
+            clients: vec![],
+        };
+        let text = serde_json::to_string(&state).unwrap();
+        assert_eq!(serde_json::from_str::<State>(&text).unwrap(), state);
+    }
+}
