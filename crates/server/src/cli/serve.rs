@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use serde_json::json;
 use tidings_core::{EventType, Limits, Settings, StorePaths};
 use tidings_server::daemon::{Daemon, DaemonConfig};
@@ -18,11 +17,26 @@ use tidings_server::limits::ServerLimits;
 use tidings_server::socket::SocketListener;
 
 use super::args::ServeArgs;
-use super::{exit_code, resolve_socket};
+use super::exit_code::{CONFIG, Coded};
+use super::resolve_socket;
 use crate::output;
 
-/// Runs the daemon until a signal; returns the exit code.
-pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
+/// Why `serve` could not work out what to serve (the rest are the library's errors).
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// No home directory to find the real stores under.
+    #[error("HOME is not set, so the Mail and Messages stores cannot be found; set HOME")]
+    NoHome,
+}
+
+impl Coded for ServeError {
+    fn exit_code(&self) -> u8 {
+        CONFIG
+    }
+}
+
+/// Runs the daemon until a signal.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Before anything else, so a signal during start-up is a clean stop too.
     let stop = super::interrupted();
     let mut limits = ServerLimits::default();
@@ -43,12 +57,12 @@ async fn run_real(
     args: ServeArgs,
     limits: ServerLimits,
     stop: impl Future<Output = ()>,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<()> {
     let socket_path = resolve_socket(args.socket.as_deref())?;
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-        .context("HOME is not set, so the Mail and Messages stores cannot be found")?;
+        .ok_or(ServeError::NoHome)?;
     let config_dir = tidings_platform::paths::config_dir()?;
     // Lock and bind first: a second daemon must fail before it does any work.
     let listener = SocketListener::bind(&socket_path)?;
@@ -78,14 +92,14 @@ async fn run_real(
         output::err(format_args!("tidings: {how_to}"));
     })
     .await?;
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 async fn run_demo(
     args: ServeArgs,
     limits: ServerLimits,
     stop: impl Future<Output = ()>,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<()> {
     let home = DemoHome::create(args.data_dir.as_deref())?;
     // --socket, then TIDINGS_SOCKET (see `resolve_socket`), then the demo dir.
     let socket_path = match &args.socket {
@@ -121,7 +135,7 @@ async fn run_demo(
     drop(listener);
     drop(home);
     served?;
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 /// Accepts until Ctrl-C (SIGINT) or SIGTERM, then shuts the daemon down (which ends the HTTP

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::args::StatusArgs;
 use super::client::Client;
-use super::{exit_code, resolve_socket};
+use super::resolve_socket;
 
-/// Runs `status`; returns the exit code. No daemon is an error (non-zero exit).
-pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
+/// Runs `status`. No daemon is an error (non-zero exit).
+pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let socket = resolve_socket(args.socket.as_deref())?;
     let mut client = Client::connect(&socket).await?;
     let status = client.call(1, "tidings/status", json!({})).await?;
@@ -20,7 +20,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
     } else {
         crate::output::out(render(&status, &socket).trim_end());
     }
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 /// The human-readable report. It reads fields by name and shows what it finds, so a newer

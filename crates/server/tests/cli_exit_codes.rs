@@ -1,0 +1,67 @@
+//! `tidings` exits with the code of the first error in the chain that has one, and prints the
+//! chain once: a settings file it cannot read, or no HOME, is a configuration problem (78),
+//! however deep in the chain the settings error sits.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Output};
+
+use common::tidings_bin;
+
+/// `EX_CONFIG`, as `src/cli/exit_code.rs` names it.
+const CONFIG: i32 = 78;
+
+/// `tidings serve` on real stores under a temp HOME, with `settings` as settings.toml.
+fn serve_with_settings(settings: &str, home: bool) -> Output {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config");
+    std::fs::create_dir(&config).unwrap();
+    std::fs::write(config.join("settings.toml"), settings).unwrap();
+    // The socket's directory must be private, or that is the error.
+    let run = tmp.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut command = Command::new(tidings_bin());
+    command
+        .arg("serve")
+        .arg("--socket")
+        .arg(run.join("t.sock"))
+        .env("TIDINGS_CONFIG_DIR", &config)
+        .env_remove("TIDINGS_SOCKET")
+        .env("HOME", tmp.path());
+    if !home {
+        command.env_remove("HOME");
+    }
+    command.output().unwrap()
+}
+
+/// The `tidings: …` lines on stderr.
+fn error_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("tidings: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_settings_file_that_does_not_parse_is_a_configuration_error() {
+    let out = serve_with_settings("[mail\nenabled = true\n", true);
+    assert_eq!(out.status.code(), Some(CONFIG), "{out:?}");
+    let lines = error_lines(&out);
+    assert_eq!(lines.len(), 1, "the chain is printed once: {lines:?}");
+    assert!(
+        lines[0].contains("settings.toml") && lines[0].contains("invalid"),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn no_home_is_a_configuration_error() {
+    let out = serve_with_settings("", false);
+    assert_eq!(out.status.code(), Some(CONFIG), "{out:?}");
+    let lines = error_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("HOME is not set"), "{lines:?}");
+}
