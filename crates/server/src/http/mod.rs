@@ -48,6 +48,11 @@ pub const ROTATE_METHOD: &str = "tidings/token/rotate";
 /// The path the endpoint serves.
 pub const PATH: &str = "/mcp";
 
+/// rmcp's own body limit, as a multiple of ours: the guard enforces the real limit on the
+/// bytes the client sent, and rmcp's is only a backstop with headroom, so it never answers in
+/// plain text for an in-limit body.
+const RMCP_BODY_HEADROOM: usize = 2;
+
 /// The token state of one request, put in its extensions by the guard for the handler.
 #[derive(Clone)]
 pub(crate) struct Principal(pub(crate) Arc<ConnectionState>);
@@ -219,9 +224,11 @@ impl HttpEndpoint {
             .with_json_response(true)
             .with_stateless_protocol_metadata_required(true)
             .with_allowed_hosts(hosts.clone())
-            // The guard enforces the real limit on the bytes the client sent; rmcp's is a
-            // backstop with headroom, so it never answers in plain text for an in-limit body.
-            .with_max_request_body_bytes(limits.max_http_body_bytes.saturating_mul(2))
+            .with_max_request_body_bytes(
+                limits
+                    .max_http_body_bytes
+                    .saturating_mul(RMCP_BODY_HEADROOM),
+            )
             .with_cancellation_token(rmcp_stop.clone());
         let daemon = self.daemon.clone();
         let service = StreamableHttpService::new(
