@@ -1,9 +1,17 @@
 //! Benchmark: drain a 1,000,000-message Envelope Index through the poll engine with a 1%
 //! domain filter, against a baseline measured in the same run: one raw SQL count of the same
-//! rows on a plain connection (the least work SQLite can do to find them).
+//! rows on a plain connection (the least work `SQLite` can do to find them).
 //!
 //! `cargo bench -p tidings-core --bench drain` (or `make bench`). `TIDINGS_BENCH_MESSAGES`
 //! overrides the size. Prints one line per figure and the ratios that docs/benchmarks.md keeps.
+
+// Statistics over timings and counts: float conversions of small integers are exact enough.
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap
+)]
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! Cursors: `v2.<dev>-<ino>-<birth>.<rowid>`, a store file's identity and a SQLite ROWID.
+//! Cursors: `v2.<dev>-<ino>-<birth>.<rowid>`, a store file's identity and a `SQLite` ROWID.
 //!
 //! A ROWID is a position only within one file. Mail rebuilds its index with fresh ROWIDs, so
 //! the cursor also names the file: device and inode, and the file's birth time, because Linux
@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn round_trips_through_its_string_form() {
         let c = Cursor {
-            identity: id(2049, 1234567, 1_796_037_325_672_921_391),
+            identity: id(2049, 1_234_567, 1_796_037_325_672_921_391),
             rowid: 42,
         };
         assert_eq!(c.to_string(), "v2.2049-1234567-1796037325672921391.42");
@@ -156,8 +156,8 @@ mod tests {
     #[test]
     fn a_v1_cursor_has_an_unknown_birth_and_matches_on_device_and_inode() {
         let c: Cursor = "v1.2049-1234567.42".parse().unwrap();
-        assert_eq!(c.identity, id(2049, 1234567, 0));
-        assert!(c.is_in(id(2049, 1234567, 99)));
+        assert_eq!(c.identity, id(2049, 1_234_567, 0));
+        assert!(c.is_in(id(2049, 1_234_567, 99)));
         assert!(!c.is_in(id(2049, 7, 99)));
     }
 

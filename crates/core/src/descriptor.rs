@@ -11,7 +11,7 @@ use crate::filter::Service;
 use crate::settings::Settings;
 
 /// How many entries an argument array may hold. Lists reach SQL as one bound JSON parameter,
-/// so this bounds the work of one request, not SQLite's expression depth; the 1 MiB frame
+/// so this bounds the work of one request, not `SQLite`'s expression depth; the 1 MiB frame
 /// limit bounds it too.
 pub const MAX_ARGUMENT_ITEMS: usize = 10_000;
 
@@ -36,8 +36,7 @@ pub fn argument_names(ty: EventType) -> &'static [&'static str] {
 /// The arguments that bound a subscription by sender when no allowlist is set.
 pub fn sender_arguments(ty: EventType) -> &'static [&'static str] {
     match ty {
-        EventType::MailReceived => &["from", "domains"],
-        EventType::MessagesReceived => &["from", "domains"],
+        EventType::MailReceived | EventType::MessagesReceived => &["from", "domains"],
     }
 }
 

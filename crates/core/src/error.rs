@@ -36,14 +36,14 @@ pub enum StoreError {
         /// How long we waited before giving up.
         waited_ms: u64,
     },
-    /// The file is not a database, or SQLite found it damaged.
+    /// The file is not a database, or `SQLite` found it damaged.
     #[error("{store} store at {path} is corrupt or not a database: {detail}")]
     Corrupt {
         /// Which store.
         store: &'static str,
         /// The damaged file.
         path: PathBuf,
-        /// SQLite's own words.
+        /// `SQLite`'s own words.
         detail: String,
     },
     /// The file is there but empty: wiped in place, or being created. Nothing is held open
@@ -77,7 +77,7 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// Any other SQLite failure, with the store it happened on.
+    /// Any other `SQLite` failure, with the store it happened on.
     #[error("{store} store at {path}: {source}")]
     Sqlite {
         /// Which store.

@@ -104,7 +104,7 @@ impl SenderPattern {
     /// Whether `sender` (an address or handle) matches, with the same rules the SQL uses
     /// (`stores::sql`): a phone pattern matches phone handles only and an e-mail pattern
     /// e-mail handles only, so `+120255501*` never lets `+12025550143@evil.test` through.
-    /// Case is folded for ASCII only, as SQLite's `LIKE` and `NOCASE` do.
+    /// Case is folded for ASCII only, as `SQLite`'s `LIKE` and `NOCASE` do.
     pub fn matches(&self, sender: &str) -> bool {
         let sender = sender.to_ascii_lowercase();
         match self {
@@ -160,7 +160,7 @@ fn strip_phone_separators(s: &str) -> String {
 }
 
 /// Handles are stored as E.164 (`+12025550143`) or case-insensitive emails: drop phone
-/// separators from numbers and lower-case ASCII (SQLite folds no other case).
+/// separators from numbers and lower-case ASCII (`SQLite` folds no other case).
 fn normalize_handle(raw: &str) -> String {
     let s = raw.trim();
     let phone = strip_phone_separators(s);

@@ -160,6 +160,7 @@ impl Engine {
     }
 
     /// Use `clock` instead of the system clock.
+    #[must_use]
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Engine {
         self.clock = clock;
         self
@@ -268,7 +269,8 @@ impl Engine {
                 next_on(&mut *lock(&self.messages), f, after, &step, &mut backfill)
             }
         };
-        *lock(self.scan_error_slot(sub.event_type)) = result.as_ref().err().map(|e| e.to_string());
+        *lock(self.scan_error_slot(sub.event_type)) =
+            result.as_ref().err().map(std::string::ToString::to_string);
         result
     }
 
@@ -313,7 +315,7 @@ impl Engine {
 /// A poisoned lock only means another thread panicked mid-read; the store handle itself is
 /// still sound (it reopens on the next error), so carry on.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn head(stamp: &Stamp) -> Cursor {

@@ -127,7 +127,9 @@ fn non_negative(obj: &Map<String, Value>, field: &str) -> Result<Option<u64>, Re
         Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
             (Some(v), _) => Ok(Some(v)),
             (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => {
-                // `as` saturates at u64::MAX for larger values, which is what we want.
+                // `as` saturates at u64::MAX for larger values, which is what we want; the
+                // guard above rules out a sign or a fraction.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 Ok(Some(f as u64))
             }
             _ => Err(wrong(n)),
@@ -166,7 +168,7 @@ pub struct Subscription {
     pub filter: Filter,
 }
 
-/// The enabled event type called `name`: NotFound (with the name sanitised for echoing) when
+/// The enabled event type called `name`: `NotFound` (with the name sanitised for echoing) when
 /// no type has that name, Disabled when the user turned it off.
 pub fn enabled_type(name: &str, settings: &Settings) -> Result<EventType, RequestError> {
     match EventType::from_name(name) {
@@ -203,17 +205,18 @@ impl Subscription {
         let list = |key: &str| string_list(arguments, key);
         let mut senders = Vec::new();
         for s in list("from")? {
-            senders.push(SenderPattern::parse_exact(&s).map_err(|e| pattern_error("from", e))?);
+            senders.push(SenderPattern::parse_exact(&s).map_err(|e| pattern_error("from", &e))?);
         }
         for s in list("domains")? {
-            senders.push(SenderPattern::parse_domain(&s).map_err(|e| pattern_error("domains", e))?);
+            senders
+                .push(SenderPattern::parse_domain(&s).map_err(|e| pattern_error("domains", &e))?);
         }
         let filter = match ty {
             EventType::MailReceived => {
                 let mut mailboxes = Vec::new();
                 for s in list("mailboxes")? {
                     mailboxes
-                        .push(MailboxRef::parse(&s).map_err(|e| pattern_error("mailboxes", e))?);
+                        .push(MailboxRef::parse(&s).map_err(|e| pattern_error("mailboxes", &e))?);
                 }
                 Filter::Mail(MailFilter {
                     senders,
@@ -278,7 +281,7 @@ impl Subscription {
     }
 }
 
-fn pattern_error(field: &str, e: PatternError) -> RequestError {
+fn pattern_error(field: &str, e: &PatternError) -> RequestError {
     RequestError::invalid(
         format!("arguments.{field}"),
         format!("arguments.{field}: {e}"),

@@ -311,6 +311,7 @@ impl Settings {
                 Err(SettingsError::Invalid {
                     path: path.to_owned(),
                     message: format!("byte {at} is not UTF-8; save the file as UTF-8 text"),
+                    #[allow(clippy::naive_bytecount)] // once, on a file of at most 1 MiB
                     line: Some(bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1),
                     reason: "not UTF-8 text".to_owned(),
                 })
@@ -359,7 +360,7 @@ impl Settings {
                 path: path.to_owned(),
             });
         }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         // Bounded even if the file grows while we read.
         file.take(MAX_SETTINGS_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -558,12 +559,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("settings.toml");
         let mut text = "[mail]\n".to_owned();
-        text.push_str(&"#".repeat(MAX_SETTINGS_BYTES as usize));
+        text.push_str(&"#".repeat(usize::try_from(MAX_SETTINGS_BYTES).unwrap()));
         std::fs::write(&path, text).unwrap();
         let err = Settings::load(&path).unwrap_err().to_string();
         assert!(err.contains("1 MiB") && err.contains("1048576"), "{err}");
         // Exactly at the limit is fine.
-        std::fs::write(&path, "#".repeat(MAX_SETTINGS_BYTES as usize)).unwrap();
+        std::fs::write(
+            &path,
+            "#".repeat(usize::try_from(MAX_SETTINGS_BYTES).unwrap()),
+        )
+        .unwrap();
         assert_eq!(Settings::load(&path).unwrap(), Settings::default());
     }
 

@@ -29,7 +29,7 @@ impl Clock for MovingClock {
 }
 
 struct Phone {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     db: MessagesFixture,
     handle: i64,
     chat: i64,
@@ -57,7 +57,7 @@ impl Phone {
             Engine::new(&StorePaths::for_home(&home.root), limits()).with_clock(clock.clone());
         engine.set_backfill_window(EventType::MessagesReceived, window);
         let mut phone = Phone {
-            _dir: dir,
+            dir,
             db,
             handle,
             chat,
@@ -164,7 +164,7 @@ fn a_burst_is_caught_by_the_dates_around_it_when_the_daemon_did_not_see_it_arriv
     let first = phone.text(NOW_UNIX - 10);
     sync_old_history(&mut phone, 50);
     let last = phone.text(NOW_UNIX - 5);
-    let fresh = Engine::new(&StorePaths::for_home(phone._dir.path()), limits())
+    let fresh = Engine::new(&StorePaths::for_home(phone.dir.path()), limits())
         .with_clock(phone.clock.clone());
     fresh.set_backfill_window(EventType::MessagesReceived, Some(WEEK));
     fresh.stamp(EventType::MessagesReceived).unwrap();

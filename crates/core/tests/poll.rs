@@ -20,7 +20,7 @@ fn bootstrap_returns_no_events_and_the_head_cursor() {
     let s = settings(&[], &[]);
     let (sub, p) = subscribe(
         &s,
-        json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}, "maxAgeMs": 999999999999u64}),
+        json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}, "maxAgeMs": 999_999_999_999u64}),
     );
     let out = w.engine.poll(&sub, &p).unwrap();
     assert!(

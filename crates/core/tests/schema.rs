@@ -65,6 +65,7 @@ fn home_with(chat_db: Option<&str>, envelope_index: Option<&str>) -> (tempfile::
     (dir, home)
 }
 
+#[allow(clippy::needless_pass_by_value)] // tests pass `json!` literals
 fn poll(
     engine: &tidings_core::Engine,
     ty: EventType,

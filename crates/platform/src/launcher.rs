@@ -22,7 +22,7 @@ pub trait Launcher: Send + Sync {
     fn request_start(&self) -> Result<StartRequest, LauncherError>;
 }
 
-/// macOS: `launchctl kickstart gui/<uid>/dev.tidings.Tidings`, which starts the LaunchAgent
+/// macOS: `launchctl kickstart gui/<uid>/dev.tidings.Tidings`, which starts the `LaunchAgent`
 /// the app installed (or does nothing if it is already running).
 #[derive(Debug)]
 pub struct Launchd<R: CommandRunner> {

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::PathError;
 
-/// The macOS bundle id, which is also the LaunchAgent label and the folder name for the
+/// The macOS bundle id, which is also the `LaunchAgent` label and the folder name for the
 /// config and data directories.
 pub const BUNDLE_ID: &str = "dev.tidings.Tidings";
 

@@ -14,6 +14,15 @@
 //! `cargo bench -p tidings-server --bench latency` (or `make bench`). Figures are kept in
 //! docs/benchmarks.md.
 
+// Statistics over timings and counts: float conversions of small integers are exact enough.
+#![allow(clippy::too_many_lines, clippy::needless_pass_by_value)]
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap
+)]
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

@@ -331,7 +331,7 @@ impl Daemon {
         &self.inner.settings_path
     }
 
-    /// Take a place for a stream of `conn`: ResourceExhausted naming the cap. Checked before
+    /// Take a place for a stream of `conn`: `ResourceExhausted` naming the cap. Checked before
     /// anything is provisioned for the stream. (A duplicate id on a socket connection never
     /// gets here: the framer refuses it.)
     pub(crate) fn acquire_stream(

@@ -162,8 +162,8 @@ impl Hub {
             // Live checks only while something waits on the store: idle means no polling.
             let live = store.wake.receiver_count() > 0;
             tokio::select! {
-                _ = self.inner.shutdown.cancelled() => break,
-                _ = store.kick.notified() => {
+                () = self.inner.shutdown.cancelled() => break,
+                () = store.kick.notified() => {
                     let at = self.file_event(ty).await;
                     self.follow(ty, Some(at)).await;
                 }
@@ -178,8 +178,8 @@ impl Hub {
                     }
                 }
                 // A stream subscribed: loop to start the live checks.
-                _ = store.subscribed.notified() => {}
-                _ = tokio::time::sleep(self.inner.live_check), if live => {
+                () = store.subscribed.notified() => {}
+                () = tokio::time::sleep(self.inner.live_check), if live => {
                     if self.check(ty, None).await {
                         self.follow(ty, None).await;
                     }
@@ -219,13 +219,13 @@ impl Hub {
                 return;
             }
             tokio::select! {
-                _ = self.inner.shutdown.cancelled() => return,
-                _ = store.kick.notified() => {
+                () = self.inner.shutdown.cancelled() => return,
+                () = store.kick.notified() => {
                     event = Some(self.file_event(ty).await);
                     gap = FOLLOW_GAP_MIN;
                     still_since = Instant::now();
                 }
-                _ = tokio::time::sleep(gap.min(until - now)) => {
+                () = tokio::time::sleep(gap.min(until - now)) => {
                     gap = (gap * 2).min(FOLLOW_GAP_MAX);
                 }
             }
@@ -265,7 +265,7 @@ impl Hub {
                 target: LATENCY,
                 event_type = %ty,
                 generation = *store.wake.borrow(),
-                since_event_us = event.map(|at| at.elapsed().as_micros() as u64),
+                since_event_us = event.map(|at| u64::try_from(at.elapsed().as_micros()).unwrap_or(u64::MAX)),
                 "latency: stamp changed"
             );
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 /// The limits one daemon enforces. Every default lives in [`Default`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerLimits {
-    /// Open `events/stream`s one connection may hold; the next gets ResourceExhausted.
+    /// Open `events/stream`s one connection may hold; the next gets `ResourceExhausted`.
     pub streams_per_connection: usize,
     /// Open `events/stream`s one HTTP bearer token may hold (each stream is its own POST, so
     /// the token is the only thing that ties them to one client).

@@ -105,7 +105,7 @@ impl Visit for Fields {
 
     fn record_str(&mut self, field: &Field, value: &str) {
         if field.name() == "error" {
-            self.error = value.to_owned();
+            value.clone_into(&mut self.error);
         }
     }
 }

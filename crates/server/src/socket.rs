@@ -31,7 +31,7 @@
 //! daemon running with no socket anyone can find.
 //!
 //! The lock file is left in place on shutdown: deleting it would let a third process lock a
-//! fresh inode while a second still waits on the old one. The socket is removed (NotFound
+//! fresh inode while a second still waits on the old one. The socket is removed (`NotFound`
 //! ignored), but only if it is still the one we bound.
 
 use std::fs::{File, OpenOptions};
@@ -130,7 +130,7 @@ pub struct SocketListener {
     /// `(dev, ino)` of the socket we bound, so Drop never removes someone else's.
     identity: (u64, u64),
     /// Held for the daemon's lifetime; the OS releases the lock when the process dies, which
-    /// is what makes a SIGKILLed daemon's socket recoverable.
+    /// is what makes a `SIGKILLed` daemon's socket recoverable.
     _lock: File,
     /// Touches the files every [`KEEPALIVE`]; aborted when the listener drops.
     keepalive: tokio::task::JoinHandle<()>,
@@ -258,8 +258,7 @@ impl Drop for SocketListener {
         self.keepalive.abort();
         // Only remove the file if it is still the socket we bound.
         let ours = std::fs::symlink_metadata(&self.path)
-            .map(|m| (m.dev(), m.ino()) == self.identity)
-            .unwrap_or(false);
+            .is_ok_and(|m| (m.dev(), m.ino()) == self.identity);
         if !ours {
             return;
         }
@@ -524,7 +523,7 @@ mod tests {
             let _ = stop_tx.send(());
             buf
         };
-        let (_, echoed) = tokio::time::timeout(Duration::from_secs(10), async {
+        let ((), echoed) = tokio::time::timeout(Duration::from_secs(10), async {
             tokio::join!(server, client)
         })
         .await

@@ -6,5 +6,5 @@ use std::sync::{Mutex, MutexGuard};
 /// was held, and every value the server guards (settings serialisation, a watcher, a stamp,
 /// a token state) is replaced whole, so it is still sound.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

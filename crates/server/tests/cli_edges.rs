@@ -1,6 +1,6 @@
 //! The `tidings` command line at its edges: a relative `TIDINGS_SOCKET`, a garbage cursor,
 //! `--max-age` without a cursor, no keychain, no daemon, the banner, the conformance flag
-//! (a non-loopback `--http` is in http_cli.rs).
+//! (a non-loopback `--http` is in `http_cli.rs`).
 
 mod common;
 

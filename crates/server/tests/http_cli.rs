@@ -169,7 +169,10 @@ fn a_bad_http_setting_at_start_is_logged_and_the_daemon_serves_on() {
     while !stderr.contains("the HTTP endpoint did not start") {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match err_rx.recv_timeout(left) {
-            Ok(line) => stderr.push_str(&format!("{line}\n")),
+            Ok(line) => {
+                stderr.push_str(&line);
+                stderr.push('\n');
+            }
             Err(_) => break,
         }
     }

@@ -14,9 +14,7 @@ use serde_json::json;
 const NOBODY: u32 = 65534;
 
 fn running_as_root() -> bool {
-    std::fs::metadata("/proc/self")
-        .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
-        .unwrap_or(false)
+    std::fs::metadata("/proc/self").is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
 }
 
 #[test]
@@ -29,7 +27,7 @@ fn a_client_of_another_uid_is_refused() {
     // Loosen the modes after start so nobody *can* reach the socket: the uid check alone
     // must stop it.
     let open = |path: &std::path::Path, mode| {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     };
     open(daemon.tmp.path(), 0o755);
     open(&daemon.dir, 0o711);

@@ -40,7 +40,7 @@ fn drain(
                 .iter()
                 .map(|e| e["eventId"].as_str().unwrap().to_owned()),
         );
-        cursor = r["cursor"].as_str().unwrap().to_owned();
+        r["cursor"].as_str().unwrap().clone_into(&mut cursor);
         if ids.len() >= want && r["hasMore"] != true {
             return (ids, cursor);
         }

@@ -1,4 +1,4 @@
-//! Ten streams on one connection work; the eleventh gets ResourceExhausted (-32025) with
+//! Ten streams on one connection work; the eleventh gets `ResourceExhausted` (-32025) with
 //! `data.limit: "streams"` and `data.max: 10`.
 
 mod common;

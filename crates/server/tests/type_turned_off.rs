@@ -1,4 +1,4 @@
-//! A type turned off in settings.toml under a live stream: `terminated` with NotFound, and
+//! A type turned off in settings.toml under a live stream: `terminated` with `NotFound`, and
 //! the type leaves `events/list`.
 
 mod common;

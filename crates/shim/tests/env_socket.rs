@@ -1,4 +1,4 @@
-//! TIDINGS_SOCKET picks the socket when --socket is absent, and --socket=PATH works too.
+//! `TIDINGS_SOCKET` picks the socket when --socket is absent, and --socket=PATH works too.
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

@@ -1,4 +1,4 @@
-//! With nothing on the socket the shim exits with NOT_RUNNING and exactly one stderr line
+//! With nothing on the socket the shim exits with `NOT_RUNNING` and exactly one stderr line
 //! naming the socket path, and writes nothing to stdout (which carries frames). On Linux
 //! there is no launcher, so this happens at once.
 

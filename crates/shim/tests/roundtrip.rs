@@ -9,10 +9,12 @@ use crate::util::{bind, shim, socket_args, within};
 /// a last frame.
 fn payload() -> Vec<u8> {
     let mut bytes = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}\n".to_vec();
-    bytes.extend((0..200 * 1024).map(|i| match (i % 256) as u8 {
-        b'\n' => b'.',
-        other => other,
-    }));
+    bytes.extend(
+        (0..200 * 1024).map(|i| match u8::try_from(i % 256).unwrap() {
+            b'\n' => b'.',
+            other => other,
+        }),
+    );
     bytes.push(b'\n');
     bytes.extend_from_slice(b"{\"last\":true}\n");
     bytes

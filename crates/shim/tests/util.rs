@@ -43,8 +43,8 @@ pub fn bind() -> TestSocket {
     }
 }
 
-/// The shim with piped stdio, killed if the test drops it, and with no TIDINGS_SOCKET or
-/// XDG_RUNTIME_DIR leaking in from the developer's environment.
+/// The shim with piped stdio, killed if the test drops it, and with no `TIDINGS_SOCKET` or
+/// `XDG_RUNTIME_DIR` leaking in from the developer's environment.
 pub fn shim<S: AsRef<OsStr>>(args: &[S]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tidings-mcp"));
     cmd.args(args)

@@ -22,7 +22,7 @@ impl Col {
 }
 
 /// Check that every column of `cols` exists (`ROWID` always does). `Err(Ok(detail))` names the
-/// first missing table or column; `Err(Err(e))` is a SQLite failure.
+/// first missing table or column; `Err(Err(e))` is a `SQLite` failure.
 pub(crate) fn require(
     conn: &Connection,
     cols: &[Col],

@@ -74,7 +74,7 @@ impl StorePaths {
 pub struct Stamp {
     /// The file's identity; a new one means the store was rebuilt.
     pub identity: FileIdentity,
-    /// SQLite's `PRAGMA data_version`: changes when another connection commits.
+    /// `SQLite`'s `PRAGMA data_version`: changes when another connection commits.
     pub data_version: i64,
     /// The highest ROWID ever allocated for the event table.
     pub head: i64,

@@ -1,5 +1,6 @@
 //! Opening a store read-only, noticing when its file is replaced, and naming what went wrong.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ fn wal_path(db: &Path) -> PathBuf {
 }
 
 /// What a store learns about a freshly opened file: its optional features, or why its schema
-/// cannot be read (`Err(Ok(detail))`), or a SQLite failure (`Err(Err(e))`).
+/// cannot be read (`Err(Ok(detail))`), or a `SQLite` failure (`Err(Err(e))`).
 pub(crate) type Probe<C> = fn(&Connection) -> Result<C, Result<String, rusqlite::Error>>;
 
 /// A store file and, once opened, a warm read-only connection to it with its probed features.
@@ -213,7 +214,7 @@ impl<C: Copy> StoreHandle<C> {
         }
     }
 
-    /// Classify a SQLite failure on this store.
+    /// Classify a `SQLite` failure on this store.
     fn sqlite_error(&self, e: rusqlite::Error) -> StoreError {
         let (store, path) = (self.label, self.path.clone());
         let code = match &e {
@@ -224,7 +225,7 @@ impl<C: Copy> StoreHandle<C> {
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked {
                 store,
                 path,
-                waited_ms: self.busy_timeout.as_millis() as u64,
+                waited_ms: u64::try_from(self.busy_timeout.as_millis()).unwrap_or(u64::MAX),
             },
             Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => StoreError::Corrupt {
                 store,
@@ -248,15 +249,16 @@ impl<C: Copy> StoreHandle<C> {
     }
 }
 
-/// Escape a path for an SQLite `file:` URI: `%`, `?` and `#` end or change the path, and a
+/// Escape a path for an `SQLite` `file:` URI: `%`, `?` and `#` end or change the path, and a
 /// space (as in "Envelope Index") is safest escaped too.
 fn uri_escape(path: &Path) -> String {
     let mut out = String::new();
     for b in path.as_os_str().as_encoded_bytes() {
         match b {
-            b'%' | b'?' | b'#' | b' ' => out.push_str(&format!("%{b:02X}")),
-            b if b.is_ascii_graphic() => out.push(*b as char),
-            b => out.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii_graphic() && !matches!(b, b'%' | b'?' | b'#') => out.push(*b as char),
+            b => {
+                let _ = write!(out, "%{b:02X}");
+            }
         }
     }
     out

@@ -1,7 +1,7 @@
 //! Reading rows strangers wrote: text decoded lossily, numbers coerced, and a row that still
 //! cannot be read skipped, counted and logged once, so one bad value never stalls a type.
 //!
-//! SQLite columns are dynamically typed: Messages or a sync bug can leave invalid UTF-8 in a
+//! `SQLite` columns are dynamically typed: Messages or a sync bug can leave invalid UTF-8 in a
 //! TEXT column, a BLOB where text belongs, or a date stored as text or as `1e300`. A typed
 //! `row.get::<String>` fails on each of these, and before this module one such row failed every
 //! scan that reached it, forever.
@@ -44,6 +44,7 @@ pub(crate) fn int(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<i64>> {
 fn real_to_int(f: f64) -> Option<i64> {
     // 2^63 is exactly representable; every finite f64 below it (and at or above -2^63) fits.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    #[allow(clippy::cast_possible_truncation)] // in range by the check; the fraction goes
     (f.is_finite() && (-LIMIT..LIMIT).contains(&f)).then_some(f as i64)
 }
 

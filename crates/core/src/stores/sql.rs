@@ -1,5 +1,5 @@
 //! SQL pieces shared by both stores: sender patterns as predicates. Long lists are one bound
-//! JSON parameter read with `json_each`, so they never deepen the expression tree (SQLite caps
+//! JSON parameter read with `json_each`, so they never deepen the expression tree (`SQLite` caps
 //! expression depth at 1,000, which ~250 inline domains used to exceed).
 
 use rusqlite::Connection;
@@ -51,7 +51,7 @@ const INLINE_MAX: usize = 16;
 
 /// `(rowid matches any of patterns)`: a condition on `rowid` (e.g. `m.sender`), true when that
 /// row of `table` has a `column` matched by one of `patterns`. Each kind of pattern is one
-/// uncorrelated `IN (SELECT …)`, which SQLite evaluates once per scan:
+/// uncorrelated `IN (SELECT …)`, which `SQLite` evaluates once per scan:
 /// - exact handles: an `IN` lookup in one bound JSON list, compared with NOCASE;
 /// - domains, against e-mail handles only: `…@d` or `…@….d`;
 /// - prefixes: phone prefixes against phone handles only, the others against e-mail handles
@@ -128,7 +128,7 @@ pub(crate) fn sender_condition(
             ));
         } else if !list.is_empty() {
             let mut terms = Vec::new();
-            for p in list.iter() {
+            for p in list {
                 params.push(Value::Text(format!("{}%", like_escape(p))));
                 terms.push(format!("{c} LIKE ? ESCAPE '\\'"));
             }
@@ -223,7 +223,7 @@ mod tests {
         SENDERS
             .iter()
             .filter(|s| patterns.iter().any(|p| p.matches(s)))
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect()
     }
 

@@ -111,6 +111,7 @@ pub fn settings(mail_allow: &[&str], messages_allow: &[&str]) -> Settings {
 }
 
 /// A checked subscription from wire-shaped params.
+#[allow(clippy::needless_pass_by_value)] // tests pass `json!` literals
 pub fn subscribe(settings: &Settings, params: Value) -> (Subscription, SubscriptionParams) {
     let p = SubscriptionParams::parse(&params).unwrap();
     let sub = Subscription::new(&p.name, &p.arguments, settings).unwrap();

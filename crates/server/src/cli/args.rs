@@ -49,7 +49,7 @@ pub enum TokenCommand {
 /// `tidings token rotate`.
 #[derive(Debug, Args)]
 pub struct RotateArgs {
-    /// The running daemon's socket, told to switch [default: TIDINGS_SOCKET, else the
+    /// The running daemon's socket, told to switch [default: `TIDINGS_SOCKET`, else the
     /// platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -88,7 +88,7 @@ Examples:
 /// `tidings serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// The socket to serve on [default: TIDINGS_SOCKET, else the platform default; with
+    /// The socket to serve on [default: `TIDINGS_SOCKET`, else the platform default; with
     /// --demo, <data-dir>/tidings.sock].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -118,7 +118,7 @@ pub struct ServeArgs {
     pub no_auth: bool,
 
     /// With --demo: also offer the three tools an outside conformance suite drives a server
-    /// with (events_conformance_yield_error, _yield_gap, _terminate). They rebuild the demo
+    /// with (`events_conformance_yield_error`, _`yield_gap`, _terminate). They rebuild the demo
     /// stores and turn types off, so they are never offered unless asked for.
     #[arg(long, requires = "demo")]
     pub conformance_controls: bool,
@@ -207,7 +207,7 @@ pub struct TailArgs {
     #[arg(long, value_name = "DURATION", value_parser = super::duration::parse)]
     pub max_age: Option<Duration>,
 
-    /// The daemon's socket [default: TIDINGS_SOCKET, else the platform default].
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 }
@@ -215,7 +215,7 @@ pub struct TailArgs {
 /// `tidings status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The daemon's socket [default: TIDINGS_SOCKET, else the platform default].
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 

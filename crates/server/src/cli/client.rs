@@ -56,7 +56,7 @@ pub enum ClientError {
         message: String,
     },
     /// The daemon answered with a JSON-RPC error.
-    #[error("{method} refused: {message} ({code}){}", data_suffix(.data))]
+    #[error("{method} refused: {message} ({code}){}", data_suffix(.data.as_ref()))]
     Rpc {
         /// The request's method.
         method: String,
@@ -77,7 +77,7 @@ const START_HINT: &str = "open the Tidings app (`open -a Tidings`), or run `tidi
 const START_HINT: &str = "start it with `tidings serve` (real stores) or `tidings serve --demo` \
                           (fake ones), with the same --socket if you gave one";
 
-fn data_suffix(data: &Option<Value>) -> String {
+fn data_suffix(data: Option<&Value>) -> String {
     match data {
         Some(data) => format!(" {data}"),
         None => String::new(),
@@ -225,10 +225,7 @@ pub fn response_result(method: &str, mut frame: Value) -> Result<Value, ClientEr
             data: error.get("data").cloned(),
         });
     }
-    Ok(frame
-        .get_mut("result")
-        .map(Value::take)
-        .unwrap_or(Value::Null))
+    Ok(frame.get_mut("result").map_or(Value::Null, Value::take))
 }
 
 /// The `_meta` every 2026-07-28 request must carry.

@@ -58,7 +58,9 @@ fn render(status: &Value, socket: &Path) -> String {
         };
         match ty.get("unreadable_rows").and_then(Value::as_u64) {
             Some(1) => store.push_str("; skipped 1 unreadable row"),
-            Some(n) if n > 1 => store.push_str(&format!("; skipped {n} unreadable rows")),
+            Some(n) if n > 1 => {
+                let _ = write!(store, "; skipped {n} unreadable rows");
+            }
             _ => {}
         }
         let _ = writeln!(

@@ -178,10 +178,7 @@ async fn stream(
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        let mut params = frame
-            .get_mut("params")
-            .map(Value::take)
-            .unwrap_or(Value::Null);
+        let mut params = frame.get_mut("params").map_or(Value::Null, Value::take);
         let new_cursor = params
             .get("cursor")
             .and_then(Value::as_str)

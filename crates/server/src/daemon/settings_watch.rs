@@ -89,12 +89,12 @@ pub(super) fn start(
     std::fs::create_dir_all(&dir).map_err(|e| watch_error(e.to_string()))?;
     let kick = Arc::new(Notify::new());
     let dirty = Arc::new(AtomicBool::new(false));
-    let name = path.file_name().map(|n| n.to_owned());
+    let name = path.file_name().map(std::borrow::ToOwned::to_owned);
     let handler = {
         let (kick, dirty) = (kick.clone(), dirty.clone());
         move |res: notify::Result<notify::Event>| {
             let Ok(event) = res else { return };
-            if can_change_content(&event.kind)
+            if can_change_content(event.kind)
                 && event
                     .paths
                     .iter()
@@ -121,14 +121,14 @@ pub(super) fn start(
         safety.tick().await;
         loop {
             tokio::select! {
-                _ = shutdown.cancelled() => break,
-                _ = kick.notified() => tokio::time::sleep(SETTLE).await,
+                () = shutdown.cancelled() => break,
+                () = kick.notified() => tokio::time::sleep(SETTLE).await,
                 _ = safety.tick() => dirty.store(true, Ordering::Release),
             }
             // A permit stored while the last pass ran finds nothing new to do.
             if dirty.swap(false, Ordering::AcqRel) {
                 tokio::select! {
-                    _ = shutdown.cancelled() => break,
+                    () = shutdown.cancelled() => break,
                     () = reader.pass(&dirty) => {}
                 }
             }
@@ -138,8 +138,8 @@ pub(super) fn start(
 }
 
 /// Whether an event can mean new content. inotify also reports opens and read-only closes,
-/// including our own reads; FSEvents coalesces, so anything unclassified counts.
-fn can_change_content(kind: &EventKind) -> bool {
+/// including our own reads; `FSEvents` coalesces, so anything unclassified counts.
+fn can_change_content(kind: EventKind) -> bool {
     match kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
         EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,

@@ -224,8 +224,12 @@ fn type_index(ty: EventType) -> usize {
 pub(super) fn time_seed() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(VARIETY_SEED)
+        .map_or(VARIETY_SEED, |d| {
+            // A seed: the low 64 bits of the clock are what we want.
+            #[allow(clippy::cast_possible_truncation)]
+            let seed = d.as_nanos() as u64;
+            seed
+        })
 }
 
 /// The simulator's thread: one step every `every`, stopped through a channel.

@@ -102,37 +102,34 @@ impl DemoHome {
     /// Uses `dir` (created 0700 if missing; made absolute, since it ends up in client
     /// configs) or, with `None`, a new temporary directory.
     pub fn create(dir: Option<&Path>) -> Result<DemoHome, DemoError> {
-        match dir {
-            Some(dir) => {
-                let root = std::path::absolute(dir).map_err(|source| DemoError::Dir {
-                    path: dir.to_path_buf(),
+        if let Some(dir) = dir {
+            let root = std::path::absolute(dir).map_err(|source| DemoError::Dir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            if !root.exists() {
+                // 0700 from the start: the default socket lives here.
+                ensure_private_dir(&root).map_err(|e| DemoError::Dir {
+                    path: root.clone(),
+                    source: std::io::Error::other(e),
+                })?;
+            }
+            Ok(DemoHome { root, _temp: None })
+        } else {
+            // 0700 explicitly: tempfile leaves the mode to the umask, and the default
+            // socket goes in here.
+            let temp = tempfile::Builder::new()
+                .prefix("tidings-demo-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir()
+                .map_err(|source| DemoError::Dir {
+                    path: std::env::temp_dir(),
                     source,
                 })?;
-                if !root.exists() {
-                    // 0700 from the start: the default socket lives here.
-                    ensure_private_dir(&root).map_err(|e| DemoError::Dir {
-                        path: root.clone(),
-                        source: std::io::Error::other(e),
-                    })?;
-                }
-                Ok(DemoHome { root, _temp: None })
-            }
-            None => {
-                // 0700 explicitly: tempfile leaves the mode to the umask, and the default
-                // socket goes in here.
-                let temp = tempfile::Builder::new()
-                    .prefix("tidings-demo-")
-                    .permissions(std::fs::Permissions::from_mode(0o700))
-                    .tempdir()
-                    .map_err(|source| DemoError::Dir {
-                        path: std::env::temp_dir(),
-                        source,
-                    })?;
-                Ok(DemoHome {
-                    root: temp.path().to_path_buf(),
-                    _temp: Some(temp),
-                })
-            }
+            Ok(DemoHome {
+                root: temp.path().to_path_buf(),
+                _temp: Some(temp),
+            })
         }
     }
 

@@ -9,16 +9,16 @@ use rmcp::model::{ErrorCode, RequestId};
 use serde_json::{Value, json};
 use tidings_core::{EventType, RequestError, StoreError};
 
-/// NotFound: an unknown or disabled event type, or an unknown webhook subscription.
+/// `NotFound`: an unknown or disabled event type, or an unknown webhook subscription.
 pub const NOT_FOUND: ErrorCode = ErrorCode(-32023);
 /// Forbidden: the user's settings no longer allow the subscription.
 pub const FORBIDDEN: ErrorCode = ErrorCode(-32024);
-/// ResourceExhausted: a stream cap was reached.
+/// `ResourceExhausted`: a stream cap was reached.
 pub const RESOURCE_EXHAUSTED: ErrorCode = ErrorCode(-32025);
 /// Unsupported: a delivery mode we do not offer (webhook).
 pub const UNSUPPORTED: ErrorCode = ErrorCode(-32026);
 
-/// A core request error as the wire error: InvalidParams names the field, NotFound says
+/// A core request error as the wire error: `InvalidParams` names the field, `NotFound` says
 /// `kind: "event"` (and `reason: "disabled"` with how to turn it on when the type is only
 /// off; `settings_file` is where), a store failure carries `data.reason`.
 pub fn request_error(e: RequestError, settings_file: &Path) -> ErrorData {
@@ -42,7 +42,7 @@ pub fn store_error(e: &StoreError) -> ErrorData {
     ErrorData::internal_error(e.public_message(), Some(json!({ "reason": e.reason() })))
 }
 
-/// NotFound for an event type name that is not served (unknown, or turned off).
+/// `NotFound` for an event type name that is not served (unknown, or turned off).
 pub fn not_found_event(name: &str) -> ErrorData {
     ErrorData::new(
         NOT_FOUND,
@@ -51,8 +51,8 @@ pub fn not_found_event(name: &str) -> ErrorData {
     )
 }
 
-/// NotFound for a type that exists but is turned off: the type is not in `events/list`, so
-/// NotFound stays the code, but the message says what is true and how to change it. The
+/// `NotFound` for a type that exists but is turned off: the type is not in `events/list`, so
+/// `NotFound` stays the code, but the message says what is true and how to change it. The
 /// settings path is shown home-relative (`~/…`): the full path names the user's account.
 pub fn type_disabled(ty: EventType, settings_file: &Path) -> ErrorData {
     ErrorData::new(
@@ -132,7 +132,7 @@ pub enum StreamCap {
     Total(usize),
 }
 
-/// ResourceExhausted with `data: {"limit": "streams", "max": N}`.
+/// `ResourceExhausted` with `data: {"limit": "streams", "max": N}`.
 pub fn streams_exhausted(cap: StreamCap) -> ErrorData {
     let (message, max) = match cap {
         StreamCap::PerConnection(max) => (

@@ -33,9 +33,8 @@ pub async fn listen(
     params: Value,
     ctx: RequestContext<RoleServer>,
 ) -> Result<CustomResult, ErrorData> {
-    let notifications = match params.get("notifications") {
-        Some(Value::Object(n)) => n,
-        _ => {
+    let Some(Value::Object(notifications)) = params.get("notifications") else {
+        {
             return Err(ErrorData::invalid_params(
                 "notifications (the notification filter, an object) is required",
                 Some(json!({"field": "notifications"})),
@@ -43,7 +42,7 @@ pub async fn listen(
         }
     };
     let wants_events = match notifications.get("eventsListChanged") {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        None | Some(Value::Null | Value::Bool(false)) => false,
         Some(Value::Bool(true)) => true,
         Some(_) => {
             return Err(ErrorData::invalid_params(
@@ -75,10 +74,10 @@ pub async fn listen(
     loop {
         tokio::select! {
             biased;
-            _ = ctx.ct.cancelled() => break,
-            _ = conn.closed.cancelled() => break,
-            _ = conn.revoked.cancelled() => break,
-            _ = shutdown.cancelled() => break,
+            () = ctx.ct.cancelled() => break,
+            () = conn.closed.cancelled() => break,
+            () = conn.revoked.cancelled() => break,
+            () = shutdown.cancelled() => break,
             changed = list.changed() => {
                 if changed.is_err() {
                     break;

@@ -5,7 +5,7 @@
 //!
 //! Files: [`wire`] (result and notification shapes, the era check), [`errors`] (the codes),
 //! [`list`] (capabilities and descriptors), [`poll`], [`stream`] (the push loop), [`listen`]
-//! (list_changed), [`tools`] (demo levers).
+//! (`list_changed`), [`tools`] (demo levers).
 
 pub(crate) mod errors;
 pub(crate) mod list;
@@ -64,7 +64,7 @@ impl EventsHandler {
             .ok_or_else(|| ErrorData::internal_error("request reached the handler unchecked", None))
     }
 
-    /// `events/subscribe`: the name is looked up first (NotFound), then webhook is declined.
+    /// `events/subscribe`: the name is looked up first (`NotFound`), then webhook is declined.
     fn subscribe(&self, params: &Value) -> ErrorData {
         let name = match required_name(params) {
             Ok(name) => name,

@@ -12,7 +12,7 @@ use super::errors::request_error;
 use super::wire::{blocking, complete};
 use crate::daemon::Daemon;
 
-/// Answer one poll: InvalidParams / NotFound before any store is touched; a store failure is
+/// Answer one poll: `InvalidParams` / `NotFound` before any store is touched; a store failure is
 /// -32603 with `data.reason`.
 pub async fn poll(daemon: &Daemon, params: Value) -> Result<CustomResult, ErrorData> {
     let params =

@@ -6,7 +6,7 @@
 //! the cursor; with `has_more` go again at once, else wait on the hub's wake for this store,
 //! the heartbeat timer, a settings change, or cancellation.
 //!
-//! Only NotFound, Forbidden, InvalidParams, Unsupported and ResourceExhausted refuse a stream.
+//! Only `NotFound`, Forbidden, `InvalidParams`, Unsupported and `ResourceExhausted` refuse a stream.
 //! A store that cannot be read when the stream opens is a passing condition, not a refusal:
 //! the stream opens with `active` on the client's own cursor, reports the failure with
 //! `notifications/events/error`, and resolves its start on each wake or heartbeat until the
@@ -65,6 +65,7 @@ fn unencodable(ty: EventType) -> ErrorData {
 }
 
 /// Serve one `events/stream` request to its end.
+#[allow(clippy::too_many_lines)] // one loop, read top to bottom; its steps are the functions below
 pub async fn stream(
     daemon: &Daemon,
     conn: &Arc<ConnectionState>,
@@ -137,10 +138,10 @@ pub async fn stream(
         }
         tokio::select! {
             biased;
-            _ = ctx.ct.cancelled() => break End::Closed,
-            _ = conn.closed.cancelled() => break End::Closed,
-            _ = shutdown.cancelled() => break End::Closed,
-            _ = conn.revoked.cancelled() => {
+            () = ctx.ct.cancelled() => break End::Closed,
+            () = conn.closed.cancelled() => break End::Closed,
+            () = shutdown.cancelled() => break End::Closed,
+            () = conn.revoked.cancelled() => {
                 tracing::debug!(event_type = %s.sub.event_type, "stream terminated: token rotated");
                 break s.terminate(&token_rotated()).await;
             }
@@ -480,7 +481,7 @@ impl Stream {
     }
 
     /// Rebuild the subscription from its original parameters under new settings. Err is the
-    /// `terminated` error: NotFound when the type was turned off, Forbidden when the
+    /// `terminated` error: `NotFound` when the type was turned off, Forbidden when the
     /// subscription is no longer bounded by a sender.
     fn revalidate(
         &mut self,

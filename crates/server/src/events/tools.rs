@@ -61,7 +61,7 @@ pub async fn call(
         return Err(ErrorData::invalid_params(
             format!(
                 "arguments.name must be one of {}",
-                EventType::ALL.map(|t| t.name()).join(", ")
+                EventType::ALL.map(tidings_core::EventType::name).join(", ")
             ),
             Some(json!({"field": "arguments.name"})),
         ));

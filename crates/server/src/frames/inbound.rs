@@ -57,7 +57,7 @@ pub(super) fn classify(line: &[u8]) -> Inbound {
         // serde_json's message gives a position, never the text.
         Err(e) => {
             let error = ErrorData::new(ErrorCode::PARSE_ERROR, format!("parse error: {e}"), None);
-            return Inbound::Reply(error_frame(Value::Null, &error));
+            return Inbound::Reply(error_frame(&Value::Null, &error));
         }
         Ok(Value::Object(m)) => m,
         Ok(other) => {
@@ -68,7 +68,7 @@ pub(super) fn classify(line: &[u8]) -> Inbound {
                 ),
                 None,
             );
-            return Inbound::Reply(error_frame(Value::Null, &error));
+            return Inbound::Reply(error_frame(&Value::Null, &error));
         }
     };
     let mut bytes = None;
@@ -78,7 +78,7 @@ pub(super) fn classify(line: &[u8]) -> Inbound {
             Ok(renamed) => bytes = Some(renamed),
             Err(e) => {
                 return Inbound::Reply(error_frame(
-                    Value::Null,
+                    &Value::Null,
                     &ErrorData::internal_error(format!("internal error: {e}"), None),
                 ));
             }
@@ -91,7 +91,7 @@ pub(super) fn classify(line: &[u8]) -> Inbound {
             Inbound::Forward { line, kind }
         }
         Shape::Ignore => Inbound::Skip,
-        Shape::Refuse { id, error } => Inbound::Reply(error_frame(id, &error)),
+        Shape::Refuse { id, error } => Inbound::Reply(error_frame(&id, &error)),
     }
 }
 
@@ -197,7 +197,7 @@ fn refuse_request(m: &Map<String, Value>) -> Option<(Value, ErrorData)> {
 
 /// The answer to a second stream under a live stream's id.
 pub(super) fn duplicate(id: &RequestId) -> Vec<u8> {
-    error_frame(id.clone().into_json_value(), &duplicate_stream_id(id))
+    error_frame(&id.clone().into_json_value(), &duplicate_stream_id(id))
 }
 
 /// -32600 for a line of `len` bytes over `max`, echoing the id found in its `head`.
@@ -210,11 +210,11 @@ pub(super) fn oversized(len: usize, max: usize, head: &[u8]) -> Vec<u8> {
         ),
         None,
     );
-    error_frame(scan_id(head).unwrap_or(Value::Null), &error)
+    error_frame(&scan_id(head).unwrap_or(Value::Null), &error)
 }
 
 /// A JSON-RPC error answering `id` (null when unknown), as a line.
-fn error_frame(id: Value, error: &ErrorData) -> Vec<u8> {
+fn error_frame(id: &Value, error: &ErrorData) -> Vec<u8> {
     let mut frame = json!({"jsonrpc": "2.0", "id": id, "error": error})
         .to_string()
         .into_bytes();

@@ -47,40 +47,37 @@ impl Splitter {
 
     pub(super) fn feed(&mut self, mut data: &[u8], out: &mut Vec<Piece>) {
         while !data.is_empty() {
-            match data.iter().position(|b| *b == b'\n') {
-                Some(i) => {
-                    let line = &data[..i];
-                    if let Some((seen, mut head)) = self.skipping.take() {
-                        fill(&mut head, line);
-                        out.push(Piece::Oversized {
-                            len: seen + i,
-                            head,
-                        });
-                    } else if self.buf.len() + i > self.max {
-                        let len = self.buf.len() + i;
-                        let mut head = self.take_head();
-                        fill(&mut head, line);
-                        out.push(Piece::Oversized { len, head });
-                    } else {
-                        self.buf.extend_from_slice(line);
-                        out.push(Piece::Line(std::mem::take(&mut self.buf)));
-                    }
-                    data = &data[i + 1..];
+            if let Some(i) = data.iter().position(|b| *b == b'\n') {
+                let line = &data[..i];
+                if let Some((seen, mut head)) = self.skipping.take() {
+                    fill(&mut head, line);
+                    out.push(Piece::Oversized {
+                        len: seen + i,
+                        head,
+                    });
+                } else if self.buf.len() + i > self.max {
+                    let len = self.buf.len() + i;
+                    let mut head = self.take_head();
+                    fill(&mut head, line);
+                    out.push(Piece::Oversized { len, head });
+                } else {
+                    self.buf.extend_from_slice(line);
+                    out.push(Piece::Line(std::mem::take(&mut self.buf)));
                 }
-                None => {
-                    if let Some((seen, head)) = &mut self.skipping {
-                        *seen += data.len();
-                        fill(head, data);
-                    } else if self.buf.len() + data.len() > self.max {
-                        let seen = self.buf.len() + data.len();
-                        let mut head = self.take_head();
-                        fill(&mut head, data);
-                        self.skipping = Some((seen, head));
-                    } else {
-                        self.buf.extend_from_slice(data);
-                    }
-                    data = &[];
+                data = &data[i + 1..];
+            } else {
+                if let Some((seen, head)) = &mut self.skipping {
+                    *seen += data.len();
+                    fill(head, data);
+                } else if self.buf.len() + data.len() > self.max {
+                    let seen = self.buf.len() + data.len();
+                    let mut head = self.take_head();
+                    fill(&mut head, data);
+                    self.skipping = Some((seen, head));
+                } else {
+                    self.buf.extend_from_slice(data);
                 }
+                data = &[];
             }
         }
     }

@@ -57,7 +57,7 @@ pub(super) async fn serve(
     loop {
         tokio::select! {
             biased;
-            _ = stop.cancelled() => break,
+            () = stop.cancelled() => break,
             // Reap finished connections so the set does not grow with the run.
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
@@ -66,8 +66,8 @@ pub(super) async fn serve(
                     Err(error) => {
                         tracing::warn!(%error, "HTTP accept failed; retrying");
                         tokio::select! {
-                            _ = stop.cancelled() => break,
-                            _ = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                            () = stop.cancelled() => break,
+                            () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
                         }
                     }
                 };
@@ -98,7 +98,7 @@ pub(super) async fn serve(
                         _ = served.as_mut() => return,
                         // Evicted: dropped at once, mid-head.
                         () = conn.evict.cancelled() => return,
-                        _ = stop.cancelled() => served.as_mut().graceful_shutdown(),
+                        () = stop.cancelled() => served.as_mut().graceful_shutdown(),
                     }
                     let _ = served.await;
                 });

@@ -22,7 +22,7 @@
 //! 7. An events method under an older `MCP-Protocol-Version` (a client that used the legacy
 //!    `initialize`) is 404 with the socket's -32601 "served on protocol 2026-07-28 only".
 //! 8. On `events/poll|stream|subscribe|unsubscribe` with a string `params.name`, `Mcp-Name`
-//!    (rmcp's `=?base64?…?=` form decoded) equals it – else 400 with -32020 HeaderMismatch
+//!    (rmcp's `=?base64?…?=` form decoded) equals it – else 400 with -32020 `HeaderMismatch`
 //!    (spec/events.md, decision 3). Without a name there is nothing to mirror: the handler
 //!    answers -32602 naming `name`. rmcp has no hook for these methods, hence this layer.
 //! 9. The message is one rmcp can read (`frames::inbound::shape`, shared with the socket):

@@ -14,7 +14,7 @@ use super::auth::AuthFailure;
 pub(super) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC Invalid Request: refusals that are not about a header's value.
 pub(super) const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC HeaderMismatch (core 2026-07-28).
+/// JSON-RPC `HeaderMismatch` (core 2026-07-28).
 const HEADER_MISMATCH: i64 = -32020;
 /// JSON-RPC Internal error, for a request the server can no longer serve.
 const INTERNAL_ERROR: i64 = -32603;
@@ -72,6 +72,7 @@ pub(super) fn too_large(declared: Option<u64>, max: usize) -> Response {
 }
 
 /// A JSON-RPC error response with `status`.
+#[allow(clippy::needless_pass_by_value)] // callers build both for this call
 pub(super) fn rpc_error(
     status: StatusCode,
     id: Value,
@@ -102,7 +103,9 @@ pub(super) fn body_timeout(limit: Duration) -> Response {
             "the request body did not arrive within the {} ms limit after the headers",
             limit.as_millis()
         ),
-        Some(json!({"limit": "request_body_timeout_ms", "max": limit.as_millis() as u64})),
+        Some(
+            json!({"limit": "request_body_timeout_ms", "max": u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)}),
+        ),
     )
 }
 

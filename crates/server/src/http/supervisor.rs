@@ -189,36 +189,33 @@ impl Supervisor {
     /// The first start, raced against shutdown, then [`supervise`](Supervisor::supervise).
     async fn begin(mut self, forced: Option<SocketAddr>, fatal: oneshot::Sender<HttpError>) {
         let shutdown = self.daemon.shutdown_token().clone();
-        let settings = match forced {
-            Some(listen) => {
-                let bound = tokio::select! {
-                    _ = shutdown.cancelled() => {
-                        self.state.send_replace(HttpState::Off);
-                        return;
-                    }
-                    bound = self.bind(listen) => bound,
-                };
-                match bound {
-                    Ok(endpoint) => self.run(listen, endpoint),
-                    Err(error) => {
-                        let failed = HttpState::Failed {
-                            listen,
-                            error: error.to_string(),
-                        };
-                        let _ = fatal.send(error);
-                        self.state.send_replace(failed);
-                        return;
-                    }
+        let settings = if let Some(listen) = forced {
+            let bound = tokio::select! {
+                () = shutdown.cancelled() => {
+                    self.state.send_replace(HttpState::Off);
+                    return;
                 }
-                None
+                bound = self.bind(listen) => bound,
+            };
+            match bound {
+                Ok(endpoint) => self.run(listen, endpoint),
+                Err(error) => {
+                    let failed = HttpState::Failed {
+                        listen,
+                        error: error.to_string(),
+                    };
+                    let _ = fatal.send(error);
+                    self.state.send_replace(failed);
+                    return;
+                }
             }
-            None => {
-                // Subscribed before the first look, so no change between the two is missed.
-                let mut settings = self.daemon.settings_receiver();
-                let http = settings.borrow_and_update().http.clone();
-                self.reconcile(&http).await;
-                Some(settings)
-            }
+            None
+        } else {
+            // Subscribed before the first look, so no change between the two is missed.
+            let mut settings = self.daemon.settings_receiver();
+            let http = settings.borrow_and_update().http.clone();
+            self.reconcile(&http).await;
+            Some(settings)
         };
         self.supervise(settings).await;
     }
@@ -228,7 +225,7 @@ impl Supervisor {
         let shutdown = self.daemon.shutdown_token().clone();
         loop {
             tokio::select! {
-                _ = shutdown.cancelled() => break,
+                () = shutdown.cancelled() => break,
                 http = next_http(&mut settings) => match http {
                     Some(http) => self.reconcile(&http).await,
                     None => break,
@@ -254,7 +251,7 @@ impl Supervisor {
         // The keychain may hang: shutdown must not wait for it.
         let shutdown = self.daemon.shutdown_token().clone();
         let bound = tokio::select! {
-            _ = shutdown.cancelled() => {
+            () = shutdown.cancelled() => {
                 self.state.send_replace(HttpState::Off);
                 return;
             }

@@ -3,6 +3,7 @@
 //! server first reads the body, which tells a test the headers were admitted), and reading
 //! one response or the server's close. Every read is capped by [`WAIT`](super::WAIT).
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 use serde_json::Value;
@@ -17,12 +18,13 @@ impl Call {
     pub fn head(&self, content_length: usize, extra: &[&str]) -> Vec<u8> {
         let mut head = String::from("POST /mcp HTTP/1.1\r\n");
         for (name, value) in &self.headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
+            let _ = write!(head, "{name}: {value}\r\n");
         }
         for line in extra {
-            head.push_str(&format!("{line}\r\n"));
+            head.push_str(line);
+            head.push_str("\r\n");
         }
-        head.push_str(&format!("content-length: {content_length}\r\n\r\n"));
+        let _ = write!(head, "content-length: {content_length}\r\n\r\n");
         head.into_bytes()
     }
 

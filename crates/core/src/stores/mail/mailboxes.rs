@@ -133,7 +133,7 @@ impl AccountNames {
         let meta = std::fs::metadata(path).ok();
         let key = (
             path.to_owned(),
-            meta.as_ref().map_or(0, |m| m.len()),
+            meta.as_ref().map_or(0, std::fs::Metadata::len),
             meta.as_ref().and_then(|m| m.modified().ok()),
         );
         if self.seen.as_ref() == Some(&key) {
@@ -206,7 +206,8 @@ fn percent_decode(s: &str) -> String {
             && i + 2 < bytes.len()
             && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
         {
-            out.push((h * 16 + l) as u8);
+            // Two hex digits: at most 255.
+            out.push(u8::try_from(h * 16 + l).expect("two hex digits fit a byte"));
             i += 3;
             continue;
         }

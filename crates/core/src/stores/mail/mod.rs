@@ -44,7 +44,7 @@ impl MailStore {
     }
 
     /// Whether `account` (an address, name or UUID) owns no mailbox in the index, for a clear
-    /// InvalidParams.
+    /// `InvalidParams`.
     pub fn unknown_account(&mut self, account: &str) -> Result<bool, StoreError> {
         let (conn, _, _) = self.handle.current()?;
         let result = self.lookup.refresh(conn, &self.accounts_map);
@@ -52,7 +52,7 @@ impl MailStore {
         Ok(self.lookup.account_mailboxes(account).is_empty())
     }
 
-    /// The mailbox references that name no mailbox in the index, for a clear InvalidParams.
+    /// The mailbox references that name no mailbox in the index, for a clear `InvalidParams`.
     pub fn unknown_mailboxes(
         &mut self,
         refs: &[MailboxRef],

@@ -81,7 +81,9 @@ pub(crate) fn rows(
              AND +c.deleted = 0 AND c.mailbox IN ({ids}))"
         ));
     }
-    params.push(SqlValue::Integer(window.limit as i64));
+    params.push(SqlValue::Integer(
+        i64::try_from(window.limit).unwrap_or(i64::MAX),
+    ));
     let mid_join = if caps.message_id_header {
         format!(
             "LEFT JOIN {} g ON g.ROWID = m.{}",
@@ -186,12 +188,12 @@ struct RawMail {
     name: Option<String>,
 }
 
-fn person(address: Option<String>, name: Option<String>) -> Value {
+fn person(address: Option<&str>, name: Option<&str>) -> Value {
     let name = name
-        .map(|n| sanitize(&n, MAX_NAME_CHARS))
+        .map(|n| sanitize(n, MAX_NAME_CHARS))
         .filter(|n| !n.is_empty());
     json!({
-        "address": sanitize(address.as_deref().unwrap_or(""), MAX_NAME_CHARS),
+        "address": sanitize(address.unwrap_or(""), MAX_NAME_CHARS),
         "name": name,
     })
 }
@@ -218,8 +220,8 @@ fn envelope(
         };
         if list.len() < MAX_RECIPIENTS {
             list.push(person(
-                read::text(r, 1)?,
-                read::text(r, at::SUBJECT_PREFIX)?,
+                read::text(r, 1)?.as_deref(),
+                read::text(r, at::SUBJECT_PREFIX)?.as_deref(),
             ));
         }
     }
@@ -249,7 +251,7 @@ fn envelope(
     };
     let data = json!({
         "messageId": message_id,
-        "from": person(m.address, m.name),
+        "from": person(m.address.as_deref(), m.name.as_deref()),
         "to": to,
         "cc": cc,
         "subject": sanitize(&subject, MAX_SUBJECT_CHARS),

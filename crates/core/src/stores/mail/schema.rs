@@ -67,7 +67,7 @@ pub(crate) struct MailCaps {
 }
 
 /// Check the required schema and probe the optional parts. `Err(Ok(detail))` is a schema we
-/// cannot read; `Err(Err(e))` a SQLite failure.
+/// cannot read; `Err(Err(e))` a `SQLite` failure.
 pub(crate) fn probe(conn: &Connection) -> Result<MailCaps, Result<String, rusqlite::Error>> {
     require(conn, REQUIRED)?;
     let global = columns(conn, GLOBAL_MESSAGE_ID_HEADER.table).map_err(Err)?;

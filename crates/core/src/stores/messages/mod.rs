@@ -37,7 +37,7 @@ impl MessagesStore {
 
 impl MessagesStore {
     /// The first of `chats` that names a chat by its display name only (no chat has it as
-    /// identifier or guid), for a clear InvalidParams: a name is chosen by whoever made the
+    /// identifier or guid), for a clear `InvalidParams`: a name is chosen by whoever made the
     /// group, so it never selects a chat. A value that names no chat at all is fine: a
     /// one-to-one chat appears with its first message.
     pub fn display_name_only(&mut self, chats: &[String]) -> Result<Option<String>, StoreError> {

@@ -73,7 +73,9 @@ pub(crate) fn rows(
             "m.ROWID NOT IN (SELECT message_id FROM chat_recoverable_message_join)".to_owned(),
         );
     }
-    params.push(SqlValue::Integer(window.limit as i64));
+    params.push(SqlValue::Integer(
+        i64::try_from(window.limit).unwrap_or(i64::MAX),
+    ));
     let sql = format!(
         "SELECT {} FROM message m \
          LEFT JOIN handle h ON h.ROWID = m.{handle_id} \

@@ -42,6 +42,7 @@ pub(crate) const REQUIRED: &[Col] = &[
 
 /// Optional features, each switching on part of a query.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)] // one flag per optional part of the schema, as probed
 pub(crate) struct MessagesCaps {
     /// `message.associated_message_type` (tapbacks; High Sierra+).
     pub associated: bool,
@@ -58,7 +59,7 @@ pub(crate) struct MessagesCaps {
 }
 
 /// Check the required schema and probe the optional parts. `Err(Ok(detail))` is a schema we
-/// cannot read; `Err(Err(e))` a SQLite failure.
+/// cannot read; `Err(Err(e))` a `SQLite` failure.
 pub(crate) fn probe(conn: &Connection) -> Result<MessagesCaps, Result<String, rusqlite::Error>> {
     require(conn, REQUIRED)?;
     let message = columns(conn, "message").map_err(Err)?;

@@ -1,5 +1,5 @@
 //! The connection around the handler: the frame limit, parse errors, clients that vanish,
-//! `subscriptions/listen` with list_changed, and settings files that go bad.
+//! `subscriptions/listen` with `list_changed`, and settings files that go bad.
 
 use serde_json::json;
 use tidings_core::{Limits, StorePaths};

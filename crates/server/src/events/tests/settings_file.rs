@@ -1,6 +1,7 @@
 //! The settings file as the watcher reads it: one reload per edit, one warning per bad file,
 //! no partial write applied, no FIFO wedging it.
 
+use std::io::Write as _;
 use std::time::Duration;
 
 use super::support::{Harness, both_on};
@@ -99,7 +100,6 @@ async fn a_truncate_then_write_never_applies_the_partial_file() {
     c.note_of(id, "notifications/events/active").await;
     let mut file = std::fs::File::create(&h.settings_path).unwrap(); // truncates
     tokio::time::sleep(STEP).await;
-    use std::io::Write as _;
     // Half written: mail on with its allowlist not yet there (wider), messages gone.
     file.write_all(b"[mail]\nenabled = true\n").unwrap();
     tokio::time::sleep(STEP).await;
@@ -187,7 +187,6 @@ async fn a_half_written_file_that_narrows_is_not_applied_either() {
     // Cut off after the header: `enabled` is missing, which reads as "messages off". It
     // parses, narrows, and sits there long enough for two reads to agree.
     let mut file = std::fs::File::create(&h.settings_path).unwrap();
-    use std::io::Write as _;
     file.write_all(&complete.as_bytes()[..cut]).unwrap();
     tokio::time::sleep(STEP * 3).await;
     file.write_all(&complete.as_bytes()[cut..]).unwrap();

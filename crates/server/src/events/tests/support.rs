@@ -54,6 +54,7 @@ impl Harness {
         Harness::with_demo(settings, test_limits(), None).await
     }
 
+    #[allow(clippy::unused_async)] // the same call shape as `new`, which callers await
     pub async fn with_demo(
         settings: impl FnOnce(&mut Settings),
         limits: ServerLimits,
