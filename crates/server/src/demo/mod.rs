@@ -1,5 +1,6 @@
 //! Demo mode: a fake Mac home built from the fixtures, demo settings, the simulator thread,
-//! and the three conformance controls ([`DemoControl`]) acting on the real files.
+//! and the three conformance controls ([`DemoControl`]) acting on the real files. `control`
+//! runs them; `lever` is what the daemon sees of them (the trait and [`ControlError`]).
 //!
 //! Layout of a demo directory `<dir>` (the directory *is* the fake home):
 //!

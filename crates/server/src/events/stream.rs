@@ -2,9 +2,11 @@
 //! until the client cancels (over HTTP: drops the response), the connection goes, the daemon
 //! shuts down, or settings or a token rotation end the subscription (`terminated`).
 //!
-//! The loop: `engine.next(sub, cursor, 100)` on the blocking pool, send the events, advance
-//! the cursor; with `has_more` go again at once, else wait on the hub's wake for this store,
-//! the heartbeat timer, a settings change, or cancellation.
+//! The loop: each [`Step`] reads `engine.next(sub, cursor, 100)` on the blocking pool and writes
+//! the events, moving the cursor only past events written (one that cannot be encoded holds
+//! the stream before it); with `has_more` it goes again at once, else it waits on the hub's
+//! wake for this store, the heartbeat timer, a settings change, or cancellation, until an
+//! [`End`].
 //!
 //! Only `NotFound`, Forbidden, `InvalidParams`, Unsupported and `ResourceExhausted` refuse a stream.
 //! A store that cannot be read when the stream opens is a passing condition, not a refusal:
