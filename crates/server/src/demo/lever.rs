@@ -54,7 +54,7 @@ impl std::fmt::Display for Lever {
 pub enum ControlError {
     /// The same lever is still acting on that type (the store is away, or the type is off).
     #[error(
-        "{lever} for {ty} is still in progress; call it again in {} s, once the {ty} store is back",
+        "{lever} for {ty} is still in progress; call it again in {} s, once it has finished",
         .wait.as_secs_f32()
     )]
     Busy {
