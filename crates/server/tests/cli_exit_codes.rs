@@ -1,6 +1,6 @@
 //! `tidings` exits with the code of the first error in the chain that has one, and prints the
-//! chain once: a settings file it cannot read, or no HOME, is a configuration problem (78),
-//! however deep in the chain the settings error sits.
+//! chain once: a settings file it cannot read or parse, or no HOME, is a configuration problem
+//! (78), whichever error carries it.
 
 mod common;
 
@@ -12,12 +12,16 @@ use common::tidings_bin;
 /// `EX_CONFIG`, as `src/cli/exit_code.rs` names it.
 const CONFIG: i32 = 78;
 
-/// `tidings serve` on real stores under a temp HOME, with `settings` as settings.toml.
-fn serve_with_settings(settings: &str, home: bool) -> Output {
+/// `tidings serve` on real stores under a temp HOME, with `settings` as settings.toml (`None`:
+/// a directory there instead).
+fn serve_with_settings(settings: Option<&str>, home: bool) -> Output {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("config");
     std::fs::create_dir(&config).unwrap();
-    std::fs::write(config.join("settings.toml"), settings).unwrap();
+    match settings {
+        Some(text) => std::fs::write(config.join("settings.toml"), text).unwrap(),
+        None => std::fs::create_dir(config.join("settings.toml")).unwrap(),
+    }
     // The socket's directory must be private, or that is the error.
     let run = tmp.path().join("run");
     std::fs::create_dir(&run).unwrap();
@@ -47,7 +51,7 @@ fn error_lines(out: &Output) -> Vec<String> {
 
 #[test]
 fn a_settings_file_that_does_not_parse_is_a_configuration_error() {
-    let out = serve_with_settings("[mail\nenabled = true\n", true);
+    let out = serve_with_settings(Some("[mail\nenabled = true\n"), true);
     assert_eq!(out.status.code(), Some(CONFIG), "{out:?}");
     let lines = error_lines(&out);
     assert_eq!(lines.len(), 1, "the chain is printed once: {lines:?}");
@@ -58,8 +62,18 @@ fn a_settings_file_that_does_not_parse_is_a_configuration_error() {
 }
 
 #[test]
+fn a_settings_path_that_is_not_a_file_is_a_configuration_error() {
+    // Refused by core's settings reader itself, with no daemon error around it.
+    let out = serve_with_settings(None, true);
+    assert_eq!(out.status.code(), Some(CONFIG), "{out:?}");
+    let lines = error_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("is a directory"), "{lines:?}");
+}
+
+#[test]
 fn no_home_is_a_configuration_error() {
-    let out = serve_with_settings("", false);
+    let out = serve_with_settings(Some(""), false);
     assert_eq!(out.status.code(), Some(CONFIG), "{out:?}");
     let lines = error_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
