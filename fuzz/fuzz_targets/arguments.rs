@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
     match Subscription::new(&parsed.name, &parsed.arguments, settings()) {
         Ok(sub) => {
             // Whatever the client asked, the user's mail allowlist is on top.
-            if let tidings_core::Filter::Mail(f) = &sub.filter {
+            if let tidings_core::Filter::Mail(f) = sub.filter() {
                 assert_eq!(f.allow.len(), 2);
             }
         }

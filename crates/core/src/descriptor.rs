@@ -15,6 +15,10 @@ use crate::settings::Settings;
 /// limit bounds it too.
 pub const MAX_ARGUMENT_ITEMS: usize = 10_000;
 
+/// At most this many To and this many Cc recipients go into a `mail.received` payload (the
+/// schema's `maxItems`); a message to a large list names only the first ones.
+pub const MAX_RECIPIENTS: usize = 50;
+
 fn string_array(description: &str) -> Value {
     json!({
         "type": "array",
@@ -127,8 +131,8 @@ pub fn payload_schema(ty: EventType) -> Value {
             "properties": {
                 "messageId": {"type": ["string", "null"], "description": "The Message-ID header, when the index has it."},
                 "from": person("The sender."),
-                "to": {"type": "array", "items": person("A To recipient."), "maxItems": 50},
-                "cc": {"type": "array", "items": person("A Cc recipient."), "maxItems": 50},
+                "to": {"type": "array", "items": person("A To recipient."), "maxItems": MAX_RECIPIENTS},
+                "cc": {"type": "array", "items": person("A Cc recipient."), "maxItems": MAX_RECIPIENTS},
                 "subject": {"type": "string", "description": "Untrusted text written by the sender."},
                 "mailbox": {"type": ["string", "null"], "description": "Mailbox path, e.g. `INBOX`."},
                 "account": {"type": ["string", "null"], "description": "The account's name (usually its address)."},

@@ -13,7 +13,12 @@ pub enum EventType {
 
 impl EventType {
     /// Every type, in `events/list` order.
-    pub const ALL: [EventType; 2] = [EventType::MailReceived, EventType::MessagesReceived];
+    pub const ALL: [EventType; EventType::COUNT] =
+        [EventType::MailReceived, EventType::MessagesReceived];
+
+    /// How many types there are: the length of a per-type array indexed by
+    /// [`EventType::index`].
+    pub const COUNT: usize = 2;
 
     /// Its position in [`EventType::ALL`], for per-type arrays: total, so no caller can fall
     /// back to another type's slot.

@@ -132,7 +132,7 @@ impl fmt::Display for SenderPattern {
 
 fn err(raw: &str, expected: &'static str) -> PatternError {
     PatternError {
-        value: crate::text::sanitize(raw, 80),
+        value: crate::text::sanitize(raw, crate::text::MAX_QUOTE_CHARS),
         expected,
     }
 }

@@ -7,7 +7,8 @@
 //! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
 //! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
 //!   events.
-//! - [`stores`]: the Envelope Index and chat.db readers, read-only, with their skip rules.
+//! - `stores` (private): the Envelope Index and chat.db readers, read-only, with their skip
+//!   rules; only [`StorePaths`] and [`Stamp`] leave the crate.
 //! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.
 //! - [`filter`]: sender patterns, mailbox references, per-type filters.
 //! - [`event`]: the two event types and the occurrence they produce.
@@ -40,7 +41,7 @@ pub mod filter;
 pub mod poll;
 pub mod request;
 pub mod settings;
-pub mod stores;
+mod stores;
 pub mod text;
 
 pub use cursor::{Cursor, FileIdentity};

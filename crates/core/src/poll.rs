@@ -27,6 +27,14 @@ use crate::request::{Filter, Subscription, SubscriptionParams};
 use crate::stores::mail::MailStore;
 use crate::stores::messages::MessagesStore;
 use crate::stores::{Source, Stamp, StorePaths, Window};
+use crate::text::MAX_QUOTE_CHARS;
+
+/// Events per call when the client does not say: a poll without `maxEvents`, and each step
+/// of a push stream.
+pub const DEFAULT_MAX_EVENTS: u32 = 100;
+/// The most ROWIDs one call examines: a filter that matches little still answers quickly,
+/// with `hasMore`.
+pub const SCAN_ROWS: i64 = 20_000;
 
 /// Bounds on the work of one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,8 +52,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            scan_rows: 20_000,
-            default_max_events: 100,
+            scan_rows: SCAN_ROWS,
+            default_max_events: DEFAULT_MAX_EVENTS,
             busy_timeout: Duration::from_millis(250),
             next_poll_ms: 5_000,
         }
@@ -113,12 +121,12 @@ pub struct Engine {
     mail: Mutex<MailStore>,
     messages: Mutex<MessagesStore>,
     /// The backfill guard of each type, in `EventType::ALL` order.
-    backfill: [Mutex<Backfill>; 2],
+    backfill: [Mutex<Backfill>; EventType::COUNT],
     limits: Limits,
     clock: Arc<dyn Clock>,
     /// Per type (in `EventType::ALL` order), why the last scan failed; `None` when it worked
     /// or none ran. A cheap stamp can work while every scan fails, so status needs both.
-    last_scan_error: [Mutex<Option<String>>; 2],
+    last_scan_error: [Mutex<Option<String>>; EventType::COUNT],
     accounts_map: std::path::PathBuf,
 }
 
@@ -209,13 +217,13 @@ impl Engine {
         max_age_ms: Option<u64>,
     ) -> Result<Start, RequestError> {
         let now = self.clock.now();
-        match &sub.filter {
+        match sub.filter() {
             Filter::Mail(f) => {
                 let mut store = lock(&self.mail);
                 if let Some(account) = &f.account
                     && store.unknown_account(account)?
                 {
-                    let name = crate::text::sanitize(account, 80);
+                    let name = crate::text::sanitize(account, MAX_QUOTE_CHARS);
                     return Err(RequestError::invalid(
                         "arguments.account",
                         format!("arguments.account: no account `{name}` in Mail's index"),
@@ -223,7 +231,7 @@ impl Engine {
                 }
                 let unknown = store.unknown_mailboxes(&f.mailboxes)?;
                 if let Some(m) = unknown.first() {
-                    let name = crate::text::sanitize(&m.path, 80);
+                    let name = crate::text::sanitize(&m.path, MAX_QUOTE_CHARS);
                     return Err(RequestError::invalid(
                         "arguments.mailboxes",
                         format!("arguments.mailboxes: no mailbox `{name}` in Mail's index"),
@@ -234,7 +242,7 @@ impl Engine {
             Filter::Messages(f) => {
                 let mut store = lock(&self.messages);
                 if let Some(name) = store.display_name_only(&f.chats)? {
-                    let name = crate::text::sanitize(&name, 80);
+                    let name = crate::text::sanitize(&name, MAX_QUOTE_CHARS);
                     return Err(RequestError::invalid(
                         "arguments.chats",
                         format!(
@@ -257,19 +265,19 @@ impl Engine {
         max_events: u32,
     ) -> Result<Batch, StoreError> {
         let step = Step {
-            name: sub.event_type.name(),
+            name: sub.event_type().name(),
             max_events: max_events.max(1) as usize,
             scan_rows: self.limits.scan_rows.max(1),
             now: self.clock.now(),
         };
-        let mut backfill = self.backfill_of(sub.event_type);
-        let result = match &sub.filter {
+        let mut backfill = self.backfill_of(sub.event_type());
+        let result = match sub.filter() {
             Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step, &mut backfill),
             Filter::Messages(f) => {
                 next_on(&mut *lock(&self.messages), f, after, &step, &mut backfill)
             }
         };
-        *lock(self.scan_error_slot(sub.event_type)) =
+        *lock(self.scan_error_slot(sub.event_type())) =
             result.as_ref().err().map(std::string::ToString::to_string);
         result
     }

@@ -14,12 +14,10 @@ use crate::filter::{
     MAX_PATTERN_LEN, MailFilter, MailboxRef, MessagesFilter, PatternError, SenderPattern, Service,
 };
 use crate::settings::Settings;
-use crate::text::sanitize;
+use crate::text::{MAX_ECHO_CHARS, sanitize};
 
 /// The most events one poll returns, whatever `maxEvents` asks for.
 pub const MAX_EVENTS_CAP: u32 = 1000;
-/// The longest event type name we echo back in an error.
-const MAX_NAME_ECHO: usize = 64;
 
 /// The parameters shared by `events/poll` and `events/stream`.
 #[derive(Clone, Debug, PartialEq)]
@@ -160,12 +158,20 @@ pub enum Filter {
 }
 
 /// A checked subscription: an enabled type and a filter bounded by sender.
+///
+/// Built only by [`Subscription::new`], which checks the arguments against the type's schema
+/// and refuses a subscription no sender bounds; the fields are private so that no caller can
+/// skip that check. The type is the filter's own, so the two cannot disagree.
+///
+/// ```compile_fail
+/// use tidings_core::{EventType, Filter, Subscription, filter::MailFilter};
+/// // Unbounded (no sender, no allowlist): refused by `new`, so not buildable by hand either.
+/// let _ = Subscription { event_type: EventType::MailReceived, filter: Filter::Mail(MailFilter::default()) };
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subscription {
-    /// The event type.
-    pub event_type: EventType,
     /// Client filter and user allowlist together.
-    pub filter: Filter,
+    filter: Filter,
 }
 
 /// The enabled event type called `name`: `NotFound` (with the name sanitised for echoing) when
@@ -175,7 +181,7 @@ pub fn enabled_type(name: &str, settings: &Settings) -> Result<EventType, Reques
         Some(ty) if settings.for_type(ty).enabled => Ok(ty),
         Some(ty) => Err(RequestError::Disabled { event_type: ty }),
         None => Err(RequestError::NotFound {
-            name: sanitize(name, MAX_NAME_ECHO),
+            name: sanitize(name, MAX_ECHO_CHARS),
         }),
     }
 }
@@ -192,10 +198,10 @@ impl Subscription {
         let allowed = argument_names(ty);
         if let Some(key) = arguments.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(RequestError::invalid(
-                format!("arguments.{}", sanitize(key, MAX_NAME_ECHO)),
+                format!("arguments.{}", sanitize(key, MAX_ECHO_CHARS)),
                 format!(
                     "unknown argument `{}`; {} takes {}",
-                    sanitize(key, MAX_NAME_ECHO),
+                    sanitize(key, MAX_ECHO_CHARS),
                     ty.name(),
                     allowed.join(", ")
                 ),
@@ -239,7 +245,7 @@ impl Subscription {
                             format!(
                                 "arguments.service must be one of {}, got `{}`",
                                 known.join(", "),
-                                sanitize(&name, MAX_NAME_ECHO)
+                                sanitize(&name, MAX_ECHO_CHARS)
                             ),
                         )
                     })?),
@@ -274,10 +280,20 @@ impl Subscription {
                 ),
             ));
         }
-        Ok(Subscription {
-            event_type: ty,
-            filter,
-        })
+        Ok(Subscription { filter })
+    }
+
+    /// The event type.
+    pub fn event_type(&self) -> EventType {
+        match self.filter {
+            Filter::Mail(_) => EventType::MailReceived,
+            Filter::Messages(_) => EventType::MessagesReceived,
+        }
+    }
+
+    /// What it lets through: the client's filter with the user's allowlist on top.
+    pub fn filter(&self) -> &Filter {
+        &self.filter
     }
 }
 
@@ -475,6 +491,23 @@ mod tests {
     }
 
     #[test]
+    fn a_long_name_or_argument_is_echoed_at_most_max_echo_chars() {
+        let s = settings(&["example.com"]);
+        let long = "x".repeat(1000);
+        let Err(RequestError::NotFound { name }) = Subscription::new(&long, &Map::new(), &s) else {
+            panic!("expected NotFound")
+        };
+        assert_eq!(name.chars().count(), MAX_ECHO_CHARS);
+        let args = json!({ long.clone(): ["a@example.com"] });
+        let e = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap_err();
+        let RequestError::InvalidParams { field, message } = e else {
+            panic!("expected InvalidParams")
+        };
+        assert_eq!(field.chars().count(), "arguments.".len() + MAX_ECHO_CHARS);
+        assert!(!message.contains(&"x".repeat(MAX_ECHO_CHARS)), "{message}");
+    }
+
+    #[test]
     fn a_wrongly_typed_argument_names_the_argument() {
         let s = settings(&[]);
         for (args, field) in [
@@ -505,14 +538,14 @@ mod tests {
     fn an_allowlist_makes_an_empty_filter_valid_and_sits_on_top() {
         let s = settings(&["example.com"]);
         let sub = Subscription::new("mail.received", &Map::new(), &s).unwrap();
-        let Filter::Mail(f) = sub.filter else {
+        let Filter::Mail(f) = sub.filter() else {
             panic!()
         };
         assert!(f.senders.is_empty());
         assert_eq!(f.allow, vec![SenderPattern::Domain("example.com".into())]);
         let args = json!({"from": ["ana@other.test"]});
         let sub = Subscription::new("mail.received", args.as_object().unwrap(), &s).unwrap();
-        let Filter::Mail(f) = sub.filter else {
+        let Filter::Mail(f) = sub.filter() else {
             panic!()
         };
         assert_eq!(f.senders.len(), 1);
@@ -585,13 +618,13 @@ mod tests {
         }
         let args = json!({"service": "sms"});
         let sub = Subscription::new("messages.received", args.as_object().unwrap(), &m).unwrap();
-        let Filter::Messages(f) = sub.filter else {
+        let Filter::Messages(f) = sub.filter() else {
             panic!()
         };
         assert_eq!(f.service, Some(Service::Sms));
         let args = json!({"account": "ana@example.com"});
         let sub = Subscription::new("mail.received", args.as_object().unwrap(), &m).unwrap();
-        let Filter::Mail(f) = sub.filter else {
+        let Filter::Mail(f) = sub.filter() else {
             panic!()
         };
         assert_eq!(f.account.as_deref(), Some("ana@example.com"));

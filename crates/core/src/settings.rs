@@ -147,6 +147,8 @@ pub enum SettingsError {
         message: String,
         /// The 1-based line it names, when it names one.
         line: Option<usize>,
+        /// The 1-based column (in characters) on that line, when it names one.
+        column: Option<usize>,
         /// The reason alone, without the quoted line.
         reason: String,
     },
@@ -221,6 +223,29 @@ impl SettingsError {
             _ => None,
         }
     }
+
+    /// The 1-based column (in characters) the error names, if any.
+    pub fn column(&self) -> Option<usize> {
+        match self {
+            SettingsError::Invalid { column, .. } => *column,
+            _ => None,
+        }
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`, as an editor shows
+/// them; an offset past the end or inside a character counts from the character it falls in.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
 }
 
 fn file_name(path: &Path) -> String {
@@ -292,13 +317,15 @@ impl Settings {
     /// Parse settings from TOML text; `path` is only used in the error. The error keeps the
     /// parser's diagnostic whole, lines included (it points at the column).
     pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
-        toml::from_str(text).map_err(|e| SettingsError::Invalid {
-            path: path.to_owned(),
-            message: e.to_string().trim_end().to_owned(),
-            line: e
-                .span()
-                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1),
-            reason: e.message().trim_end().replace('\n', "; "),
+        toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|span| line_column(text, span.start));
+            SettingsError::Invalid {
+                path: path.to_owned(),
+                message: e.to_string().trim_end().to_owned(),
+                line: at.map(|(line, _)| line),
+                column: at.map(|(_, column)| column),
+                reason: e.message().trim_end().replace('\n', "; "),
+            }
         })
     }
 
@@ -308,11 +335,14 @@ impl Settings {
             Ok(text) => Settings::parse(text, path),
             Err(e) => {
                 let at = e.valid_up_to();
+                // The bytes before `at` are valid UTF-8: that is what `valid_up_to` means.
+                let valid = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+                let (line, column) = line_column(valid, at);
                 Err(SettingsError::Invalid {
                     path: path.to_owned(),
                     message: format!("byte {at} is not UTF-8; save the file as UTF-8 text"),
-                    #[allow(clippy::naive_bytecount)] // once, on a file of at most 1 MiB
-                    line: Some(bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1),
+                    line: Some(line),
+                    column: Some(column),
                     reason: "not UTF-8 text".to_owned(),
                 })
             }
@@ -401,6 +431,7 @@ impl Settings {
             path: path.to_owned(),
             message: e.to_string(),
             line: None,
+            column: None,
             reason: e.to_string(),
         })?;
         if let Some(dir) = path.parent() {
@@ -577,7 +608,41 @@ mod tests {
         let err =
             Settings::parse_bytes(b"[mail]\nallow = [\"\xff\"]\n", Path::new("s")).unwrap_err();
         assert_eq!(err.line(), Some(2));
+        assert_eq!(err.column(), Some(11), "after `allow = [\"`");
         assert_eq!(err.summary(), "s line 2: not UTF-8 text");
+        let err = Settings::parse_bytes(b"# \xc3\xa9\n\xc3\xa9\xff", Path::new("s")).unwrap_err();
+        assert_eq!(
+            (err.line(), err.column()),
+            (Some(2), Some(2)),
+            "columns count characters"
+        );
+    }
+
+    #[test]
+    fn the_line_and_column_are_data_and_agree_with_the_message() {
+        for text in [
+            "[mail]\nenabled = maybe\n",
+            "[mail]\n# café ☕\nallow = [\"é\", \"not a pattern\"]\n",
+            "  [mail]\n  alow = []\n",
+            "[mail]\nenabled = true\n[mail]\n",
+            "é = 1",
+        ] {
+            let err = Settings::parse(text, Path::new("s.toml")).unwrap_err();
+            let SettingsError::Invalid {
+                line: Some(line),
+                column: Some(column),
+                ref message,
+                ..
+            } = err
+            else {
+                panic!("no position in {err:?}")
+            };
+            assert_eq!((err.line(), err.column()), (Some(line), Some(column)));
+            assert!(
+                message.contains(&format!("line {line}, column {column}\n")),
+                "{text:?}: line {line}, column {column} vs {message}"
+            );
+        }
     }
 
     #[test]

@@ -8,6 +8,16 @@
 pub const MAX_SUBJECT_CHARS: usize = 500;
 /// The longest display name, address, handle or chat title we pass on, in characters.
 pub const MAX_NAME_CHARS: usize = 200;
+/// The longest Message-ID we pass on, in characters: ids are machine-made and longer than
+/// names (RFC 5322 bounds only the line), but still capped.
+pub const MAX_MESSAGE_ID_CHARS: usize = 2 * MAX_NAME_CHARS;
+/// The most of a client's own input (an event type, argument, tool or request id) an error
+/// message echoes back, in characters: enough to recognise it, never a flood.
+pub const MAX_ECHO_CHARS: usize = 64;
+/// The most of a value a refusal quotes (a sender pattern, an account, a mailbox or chat
+/// name), in characters: patterns run longer than names, so a little more than
+/// [`MAX_ECHO_CHARS`].
+pub const MAX_QUOTE_CHARS: usize = 80;
 
 /// Clean `input` for a payload: drop control and invisible format characters, turn line breaks
 /// and tabs into spaces, trim, and cap at `max_chars` (ending in `…` when cut).

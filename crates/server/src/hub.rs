@@ -99,7 +99,7 @@ impl Hub {
         let stores = EventType::ALL
             .into_iter()
             .map(|ty| Store {
-                path: store_path(paths, ty).to_owned(),
+                path: paths.database(ty).to_owned(),
                 wake: watch::Sender::new(0),
                 kick: Arc::new(Notify::new()),
                 subscribed: Notify::new(),
@@ -323,13 +323,6 @@ impl Hub {
                 tracing::warn!(dir = %dir.display(), error = %e, "cannot watch store directory; relying on the safety tick");
             }
         }
-    }
-}
-
-fn store_path(paths: &StorePaths, ty: EventType) -> &Path {
-    match ty {
-        EventType::MailReceived => &paths.envelope_index,
-        EventType::MessagesReceived => &paths.chat_db,
     }
 }
 

@@ -5,10 +5,18 @@
 //! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild)
 //! or when the file or its `-wal` shrinks (wiped or truncated in place); an empty file is an
 //! error with nothing held open on it.
+//!
+//! Private to the crate: the engine is the only reader, so a caller cannot scan a store past
+//! the subscription's filter or the poll engine's bounds. [`StorePaths`] and [`Stamp`] are
+//! re-exported at the crate root.
+//!
+//! ```compile_fail
+//! use tidings_core::stores::{Source, Window};
+//! ```
 
 mod columns;
-pub mod mail;
-pub mod messages;
+pub(crate) mod mail;
+pub(crate) mod messages;
 mod open;
 mod read;
 mod sql;
@@ -19,6 +27,7 @@ use time::OffsetDateTime;
 
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
+use crate::event::EventType;
 
 pub(crate) use open::StoreHandle;
 
@@ -67,6 +76,14 @@ impl StorePaths {
             chat_db: home.join("Library/Messages/chat.db"),
         }
     }
+
+    /// The database `ty`'s events come from: the Envelope Index or chat.db.
+    pub fn database(&self, ty: EventType) -> &Path {
+        match ty {
+            EventType::MailReceived => &self.envelope_index,
+            EventType::MessagesReceived => &self.chat_db,
+        }
+    }
 }
 
 /// A cheap look at a store: enough to tell whether anything changed.
@@ -82,7 +99,7 @@ pub struct Stamp {
 
 /// Which rows a scan may look at: ROWIDs in `(after, upto]`, at most `limit` matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// Exclusive lower bound.
     pub after: i64,
     /// Inclusive upper bound.
@@ -93,7 +110,7 @@ pub struct Window {
 
 /// One matching row, ready to become an occurrence.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Found {
+pub(crate) struct Found {
     /// Its ROWID (the cursor after it).
     pub rowid: i64,
     /// The stable event id.
@@ -106,7 +123,7 @@ pub struct Found {
 
 /// What a scan saw: the file it read and the matches in ROWID order.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// The file actually read (a rebuild between stamp and scan shows up here).
     pub identity: FileIdentity,
     /// Matches, at most `Window::limit`.
@@ -114,7 +131,7 @@ pub struct Scan {
 }
 
 /// What the poll engine needs from a store.
-pub trait Source {
+pub(crate) trait Source {
     /// The per-type filter this store understands.
     type Filter;
     /// Rows skipped because they could not be read, since start-up (each counted once).
@@ -133,4 +150,19 @@ pub trait Source {
         after: i64,
         upto: i64,
     ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_type_reads_its_own_database() {
+        let paths = StorePaths::for_home(Path::new("/Users/ana"));
+        assert_eq!(
+            paths.database(EventType::MailReceived),
+            paths.envelope_index
+        );
+        assert_eq!(paths.database(EventType::MessagesReceived), paths.chat_db);
+    }
 }

@@ -79,7 +79,17 @@ impl<C: Copy> StoreHandle<C> {
         };
         let identity = FileIdentity::from_metadata(&meta);
         let db_len = meta.len();
-        let wal_len = std::fs::metadata(wal_path(&self.path)).map_or(0, |m| m.len());
+        // No `-wal` is a length of 0 (a checkpoint may delete it); any other failure to look
+        // at it is the OS's error, not "no -wal": we could no longer tell a wipe from a write.
+        let wal = wal_path(&self.path);
+        let wal_len = match std::fs::metadata(&wal) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => {
+                self.open = None;
+                return Err(self.io_error_at(wal, e));
+            }
+        };
         if db_len == 0 {
             self.open = None;
             return Err(StoreError::Empty {
@@ -202,7 +212,12 @@ impl<C: Copy> StoreHandle<C> {
     }
 
     fn io_error(&self, e: std::io::Error) -> StoreError {
-        let (store, path) = (self.label, self.path.clone());
+        self.io_error_at(self.path.clone(), e)
+    }
+
+    /// Classify an OS failure on `path`, the store or a file beside it (its `-wal`).
+    fn io_error_at(&self, path: PathBuf, e: std::io::Error) -> StoreError {
+        let store = self.label;
         match e.kind() {
             std::io::ErrorKind::NotFound => StoreError::Missing { store, path },
             std::io::ErrorKind::PermissionDenied => StoreError::PermissionDenied { store, path },

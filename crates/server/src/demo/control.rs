@@ -31,9 +31,9 @@ pub(super) struct DemoStores {
     simulator: Mutex<Option<Simulator>>,
     seed: u64,
     /// Per type: a store is renamed away by `yield_error`.
-    away: [AtomicBool; 2],
+    away: [AtomicBool; EventType::COUNT],
     /// Per type: the type is turned off by `terminate`.
-    off: [AtomicBool; 2],
+    off: [AtomicBool; EventType::COUNT],
 }
 
 impl DemoStores {
@@ -84,7 +84,7 @@ impl DemoStores {
             ty,
             wait: AWAY_FOR,
         };
-        let flag = &self.away[type_index(ty)];
+        let flag = &self.away[ty.index()];
         if flag.swap(true, Ordering::SeqCst) {
             return Err(busy);
         }
@@ -111,7 +111,7 @@ impl DemoStores {
                     tracing::error!(from = %away.display(), to = %db.display(), %error, "could not move the store back");
                 }
             }
-            this.away[type_index(ty)].store(false, Ordering::SeqCst);
+            this.away[ty.index()].store(false, Ordering::SeqCst);
         });
         // The thread always sends before it clears the flag; no answer means it died, and the
         // flag stays set, so the lever reads as busy.
@@ -144,7 +144,7 @@ impl DemoStores {
     /// with `terminated`) and back on after [`OFF_FOR`], in a thread. A user edit made in that
     /// second can be overwritten by the re-enable; acceptable in a demo.
     fn turn_off_briefly(self: &Arc<Self>, ty: EventType) -> Result<(), ControlError> {
-        let flag = &self.off[type_index(ty)];
+        let flag = &self.off[ty.index()];
         if flag.swap(true, Ordering::SeqCst) {
             return Err(ControlError::Busy {
                 lever: Lever::Terminate,
@@ -162,7 +162,7 @@ impl DemoStores {
             if let Err(error) = this.set_enabled(ty, true) {
                 tracing::error!(%error, "could not turn {ty} back on");
             }
-            this.off[type_index(ty)].store(false, Ordering::SeqCst);
+            this.off[ty.index()].store(false, Ordering::SeqCst);
         });
         Ok(())
     }
@@ -210,13 +210,6 @@ impl DemoControl for DemoControls {
 
     fn terminate(&self, ty: EventType) -> Result<(), ControlError> {
         self.0.turn_off_briefly(ty)
-    }
-}
-
-fn type_index(ty: EventType) -> usize {
-    match ty {
-        EventType::MailReceived => 0,
-        EventType::MessagesReceived => 1,
     }
 }
 

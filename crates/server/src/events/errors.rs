@@ -101,8 +101,11 @@ pub fn not_found_subscription() -> ErrorData {
 /// must be unique while the stream lives.
 pub fn duplicate_stream_id(id: &RequestId) -> ErrorData {
     // The id is the client's own and may be up to a frame long: the response carries it in
-    // full as `id`, so the message shows at most its first 64 characters.
-    let shown = tidings_core::text::sanitize(&id.clone().into_json_value().to_string(), 64);
+    // full as `id`, so the message shows at most its first `MAX_ECHO_CHARS` characters.
+    let shown = tidings_core::text::sanitize(
+        &id.clone().into_json_value().to_string(),
+        tidings_core::text::MAX_ECHO_CHARS,
+    );
     ErrorData::invalid_params(
         format!(
             "request id {shown} is already the id of an open stream on this connection; \

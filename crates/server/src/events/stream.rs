@@ -35,7 +35,7 @@ use crate::daemon::{ConnectionState, Daemon};
 use crate::hub::LATENCY;
 
 /// Events per engine call: bounded work between checks for cancellation.
-const BATCH: u32 = 100;
+const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
 
 /// `data.reason` of the `notifications/events/error` for an event that could not be encoded.
 const ENCODE_FAILED: &str = "encode_failed";
@@ -84,7 +84,7 @@ pub async fn stream(
         .map_err(|e| request_error(e, daemon.settings_path()))?;
     let _slot = daemon.acquire_stream(conn, &ctx.id)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
-    let mut wake = daemon.hub().wake_receiver(sub.event_type);
+    let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();
     let engine = Arc::clone(daemon.engine());
     let mut s = Stream {
@@ -108,7 +108,7 @@ pub async fn stream(
         Read::Failed(refused) => return Err(request_error(refused, daemon.settings_path())),
         Read::Lost(e) => return Err(e),
     };
-    tracing::debug!(event_type = %s.sub.event_type, resolved = failure.is_none(), "stream opened");
+    tracing::debug!(event_type = %s.sub.event_type(), resolved = failure.is_none(), "stream opened");
     let active = json!({"cursor": cursor.map(|c| c.to_string()), "truncated": truncated});
     if s.send("notifications/events/active", active).await.is_err() {
         return Ok(final_result(&s.id));
@@ -144,7 +144,7 @@ pub async fn stream(
             () = conn.closed.cancelled() => break End::Closed,
             () = shutdown.cancelled() => break End::Closed,
             () = conn.revoked.cancelled() => {
-                tracing::debug!(event_type = %s.sub.event_type, "stream terminated: token rotated");
+                tracing::debug!(event_type = %s.sub.event_type(), "stream terminated: token rotated");
                 break s.terminate(&token_rotated()).await;
             }
             changed = settings_rx.changed() => {
@@ -153,7 +153,7 @@ pub async fn stream(
                 }
                 let settings = settings_rx.borrow_and_update().clone();
                 if let Err(ended) = s.revalidate(&params, &settings) {
-                    tracing::debug!(event_type = %s.sub.event_type, code = ended.code.0, "stream terminated by settings");
+                    tracing::debug!(event_type = %s.sub.event_type(), code = ended.code.0, "stream terminated by settings");
                     break s.terminate(&ended).await;
                 }
             }
@@ -165,7 +165,7 @@ pub async fn stream(
             _ = heartbeat.tick() => beat = true,
         }
     };
-    tracing::debug!(event_type = %s.sub.event_type, ?end, "stream ended");
+    tracing::debug!(event_type = %s.sub.event_type(), ?end, "stream ended");
     Ok(final_result(&s.id))
 }
 
@@ -337,7 +337,7 @@ impl Stream {
 
     /// Send `notifications/events/error` for a store failure, once per distinct failure.
     async fn report_store(&mut self, e: &StoreError) -> Result<(), End> {
-        tracing::debug!(event_type = %self.sub.event_type, error = %e, "stream store error");
+        tracing::debug!(event_type = %self.sub.event_type(), error = %e, "stream store error");
         self.report(e.reason(), e.to_string(), store_error(e)).await
     }
 
@@ -382,7 +382,7 @@ impl Stream {
                 Err(end) => Resolution::Ended(end),
             },
             Read::Failed(refused) => {
-                tracing::debug!(event_type = %self.sub.event_type, "stream terminated at start");
+                tracing::debug!(event_type = %self.sub.event_type(), "stream terminated at start");
                 let error = request_error(refused, &self.settings_file);
                 Resolution::Ended(self.terminate(&error).await)
             }
@@ -436,7 +436,7 @@ impl Stream {
                 return Step::Wait;
             }
         };
-        let ty = self.sub.event_type;
+        let ty = self.sub.event_type();
         let rows = batch.events.len();
         tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, rows, "latency: rows read");
         if batch.truncated {
@@ -490,7 +490,7 @@ impl Stream {
         params: &SubscriptionParams,
         settings: &Settings,
     ) -> Result<(), ErrorData> {
-        let ty = self.sub.event_type;
+        let ty = self.sub.event_type();
         match Subscription::new(&params.name, &params.arguments, settings) {
             Ok(sub) => {
                 self.sub = sub;

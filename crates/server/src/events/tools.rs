@@ -45,7 +45,7 @@ pub async fn call(
         return Err(ErrorData::invalid_params(
             format!(
                 "unknown tool `{}`",
-                tidings_core::text::sanitize(&request.name, 64)
+                tidings_core::text::sanitize(&request.name, tidings_core::text::MAX_ECHO_CHARS)
             ),
             Some(json!({"field": "name"})),
         ));

@@ -19,9 +19,9 @@ const HEADER_MISMATCH: i64 = -32020;
 /// JSON-RPC Internal error, for a request the server can no longer serve.
 const INTERNAL_ERROR: i64 = -32603;
 
-/// At most 64 characters of a client-supplied value, for messages.
+/// At most `MAX_ECHO_CHARS` characters of a client-supplied value, for messages.
 pub(super) fn clip(value: &str) -> String {
-    tidings_core::text::sanitize(value, 64)
+    tidings_core::text::sanitize(value, tidings_core::text::MAX_ECHO_CHARS)
 }
 
 pub(super) fn header_mismatch(id: Value, message: String) -> Response {

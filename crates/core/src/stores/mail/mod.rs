@@ -22,7 +22,7 @@ pub(crate) use mailboxes::account_names;
 use schema::MailCaps;
 
 /// A warm, read-only handle on the Envelope Index.
-pub struct MailStore {
+pub(crate) struct MailStore {
     handle: StoreHandle<MailCaps>,
     accounts_map: PathBuf,
     lookup: MailboxLookup,

@@ -11,15 +11,13 @@ use super::schema::{
     MESSAGES_SENDER, MESSAGES_SUBJECT, MESSAGES_SUBJECT_PREFIX, MailCaps, SUBJECTS_SUBJECT,
 };
 use crate::dates::{from_unix_secs, iso8601};
+use crate::descriptor::MAX_RECIPIENTS;
 use crate::filter::MailFilter;
 use crate::stores::columns::Col;
 use crate::stores::read::{self, Read};
 use crate::stores::sql::{in_list, sender_condition};
 use crate::stores::{Found, Window};
-use crate::text::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
-
-/// At most this many To and this many Cc recipients go into a payload.
-pub(crate) const MAX_RECIPIENTS: usize = 50;
+use crate::text::{MAX_MESSAGE_ID_CHARS, MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 
 /// The matching rows of `window`, in ROWID order, each read or marked unreadable.
 pub(crate) fn rows(
@@ -240,7 +238,7 @@ fn envelope(
     );
     let message_id = m
         .message_id
-        .map(|s| sanitize(&s, MAX_NAME_CHARS * 2))
+        .map(|s| sanitize(&s, MAX_MESSAGE_ID_CHARS))
         .filter(|s| !s.is_empty());
     let date = from_unix_secs(m.date_received);
     let event_id = match (&message_id, m.global_id) {

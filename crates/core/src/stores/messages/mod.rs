@@ -22,7 +22,7 @@ use crate::filter::MessagesFilter;
 use schema::MessagesCaps;
 
 /// A warm, read-only handle on chat.db.
-pub struct MessagesStore {
+pub(crate) struct MessagesStore {
     handle: StoreHandle<MessagesCaps>,
 }
 

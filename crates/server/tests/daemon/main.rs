@@ -1,0 +1,65 @@
+//! Integration tests for the daemon: the real `tidings` binary (through the real `tidings-mcp`
+//! shim), and the engine in-process behind its real HTTP endpoint. Built as one test binary
+//! (link time matters on a small machine); one module per behaviour.
+//!
+//! A new module starts its file with `use crate::common::{Daemon, …};` (no `mod common;`) and
+//! runs every daemon through [`common::Daemon`]: `Daemon::start()`, or
+//! `Daemon::builder().http().env(…).start()`.
+
+// `tidings serve` as a child ([`common::Daemon`]), the shim client, the outside writer.
+mod common;
+// The engine in-process with its HTTP endpoint, a hyper client and hand-written HTTP/1.1.
+mod http_common;
+
+// A row whose values break their column's promise is delivered leniently.
+mod bad_rows;
+// `tidings status` and `tidings tail` against a demo daemon, and without one.
+mod cli;
+// The command line at its edges: relative socket, garbage cursor, no keychain, the banner.
+mod cli_edges;
+// Exit codes: the first error in the chain that has one; the chain printed once.
+mod cli_exit_codes;
+// Every `tidings tail` and `tidings status` line the README and `--help` show, as written.
+mod documented_commands;
+// A first run of the real daemon writes commented settings and says all is off.
+mod first_run;
+// `tidings serve --http` as a process: no-auth URL, no keychain, bad settings, a hung keychain.
+mod http_cli;
+// The loopback HTTP endpoint: routing headers, who may connect, limits, poll and stream.
+mod http_endpoint;
+// The endpoint against clients that misbehave.
+mod http_hardening;
+// `[http] enabled` and `listen` apply live.
+mod http_live;
+// Over HTTP, a request without a name and a legacy `initialize` client.
+mod http_names;
+// A client of another uid is closed without an answer (needs root).
+mod peer_uid;
+// Discover, list, a poll bootstrap, then a poll that returns new rows.
+mod poll_roundtrip;
+// The serve process's output: a cancel is not an error; a failing stdout or stderr is survived.
+mod process_output;
+// Requests the daemon refuses, each with its code and `data`.
+mod request_errors;
+// Killed and restarted on the same data dir: a client resumes without loss or duplicates.
+mod restart_resume;
+// The shim with no daemon behind the socket.
+mod shim_no_daemon;
+// Commits that become visible late (a held writer with a slow flush) are delivered promptly.
+mod slow_flush;
+// The socket on disk: modes, one daemon per socket, a stale socket, a clean shutdown.
+mod socket_files;
+// A store rebuilt under a live stream.
+mod store_rebuild;
+// chat.db deleted and created again while the daemon is down.
+mod store_recreated;
+// A store wiped in place under a live stream.
+mod store_wiped;
+// A push stream: `active`, events for new rows, heartbeats, cancel.
+mod stream_delivery;
+// Ten streams on one connection work; the eleventh is refused.
+mod stream_limits;
+// A type turned off in settings.toml under a live stream.
+mod type_turned_off;
+// Wire faults over the real socket and shim.
+mod wire_faults;
