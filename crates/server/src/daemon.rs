@@ -49,16 +49,7 @@ pub struct DaemonConfig {
     pub demo: Option<Arc<dyn DemoControl>>,
 }
 
-/// The conformance suite's levers, implemented by demo mode; each acts through the real
-/// mechanism, so the daemon sees what it would see on a Mac.
-pub trait DemoControl: Send + Sync {
-    /// Make the store of `ty` unreadable for a moment.
-    fn yield_error(&self, ty: EventType) -> Result<(), String>;
-    /// Rebuild the store file of `ty` (a gap).
-    fn yield_gap(&self, ty: EventType) -> Result<(), String>;
-    /// Turn `ty` off in settings (and back on after a moment).
-    fn terminate(&self, ty: EventType) -> Result<(), String>;
-}
+pub use crate::demo::DemoControl;
 
 /// The HTTP endpoint's token reload (`tidings/token/rotate`), registered while an endpoint
 /// serves. A trait so the daemon holds it without depending on `http`, which sits above it.

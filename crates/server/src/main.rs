@@ -4,8 +4,8 @@
 //!
 //! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
 //! how-to-connect); lines for the user go through `output.rs`, which never panics on a
-//! failed stream. `main` maps every error to a named exit code (`cli/exit_code.rs`) and
-//! prints it once.
+//! failed stream. A command returns `Ok` or one error; `main` prints its chain once and exits
+//! with the code of the first error in the chain that has one (`cli/exit_code.rs`).
 
 mod cli;
 mod logging;
@@ -13,10 +13,10 @@ mod output;
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Parser;
 
 use cli::args::{Cli, Command};
-use cli::client::ClientError;
 use cli::exit_code;
 
 fn main() -> ExitCode {
@@ -33,20 +33,27 @@ fn main() -> ExitCode {
         }
     };
     logging::init(&cli);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    match run(cli.command) {
+        Ok(()) => ExitCode::from(exit_code::SUCCESS),
+        Err(error) => {
+            let code = exit_code::of(&error);
+            // A reader that closed our stdout is not worth a line.
+            if code != exit_code::SUCCESS {
+                output::err(format_args!("tidings: {}", chain(&error)));
+            }
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Runs the command on a fresh runtime; every way it can fail is the error.
+fn run(command: Command) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            output::err(format_args!(
-                "tidings: cannot start the async runtime: {error}"
-            ));
-            return ExitCode::from(exit_code::FAILURE);
-        }
-    };
+        .context("cannot start the async runtime")?;
     let result = runtime.block_on(async {
-        match cli.command {
+        match command {
             Command::Serve(args) => cli::serve::run(args).await,
             Command::Tail(args) => cli::tail::run(args).await,
             Command::Check(args) => cli::check::run(args).await,
@@ -56,16 +63,11 @@ fn main() -> ExitCode {
     });
     // Do not wait for tasks still parked on a socket or stdin: we are done.
     runtime.shutdown_background();
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(error) => {
-            output::err(format_args!("tidings: {}", chain(&error)));
-            ExitCode::from(code_for(&error))
-        }
-    }
+    result
 }
 
-/// The error and its causes on one line, each cause once.
+/// The error and its causes on one line, each cause once (a cause whose text the line
+/// already holds, as `{source}` in a message puts it there, is not repeated).
 fn chain(error: &anyhow::Error) -> String {
     let mut line = error.to_string();
     for cause in error.chain().skip(1) {
@@ -76,49 +78,4 @@ fn chain(error: &anyhow::Error) -> String {
         }
     }
     line
-}
-
-/// The exit code for an error that ended a command.
-#[allow(clippy::match_same_arms)] // one arm per error type: a table, read top to bottom
-fn code_for(error: &anyhow::Error) -> u8 {
-    use tidings_server::socket::SocketError;
-    if let Some(e) = error.downcast_ref::<ClientError>() {
-        return e.exit_code();
-    }
-    if let Some(e) = error.downcast_ref::<cli::check::CheckError>() {
-        return match e {
-            cli::check::CheckError::Name(_) => exit_code::USAGE,
-            cli::check::CheckError::Refused(_) => exit_code::REFUSED,
-            cli::check::CheckError::CursorFile { .. } => exit_code::FAILURE,
-        };
-    }
-    if let Some(e) = error.downcast_ref::<std::io::Error>()
-        && e.kind() == std::io::ErrorKind::BrokenPipe
-    {
-        return exit_code::SUCCESS;
-    }
-    match error.downcast_ref::<SocketError>() {
-        Some(SocketError::AlreadyRunning { .. }) => exit_code::ALREADY_RUNNING,
-        Some(SocketError::PathTooLong { .. } | SocketError::Directory { .. }) => exit_code::CONFIG,
-        Some(_) => exit_code::FAILURE,
-        None if error
-            .downcast_ref::<tidings_platform::PathError>()
-            .is_some() =>
-        {
-            exit_code::CONFIG
-        }
-        None if error
-            .downcast_ref::<tidings_server::http::HttpError>()
-            .is_some() =>
-        {
-            exit_code::CONFIG
-        }
-        None if error
-            .downcast_ref::<tidings_server::daemon::DaemonError>()
-            .is_some() =>
-        {
-            exit_code::CONFIG
-        }
-        None => exit_code::FAILURE,
-    }
 }

@@ -12,7 +12,7 @@ use tidings_server::events::pull::summary;
 
 use super::args::{CheckArgs, CheckFormat};
 use super::client::Client;
-use super::{exit_code, resolve_socket};
+use super::resolve_socket;
 
 /// The longest consumer name.
 pub const MAX_NAME: usize = 64;
@@ -46,7 +46,7 @@ pub enum CheckError {
 }
 
 /// Runs `check`; returns the exit code.
-pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
+pub async fn run(args: CheckArgs) -> anyhow::Result<()> {
     let name = valid_name(&args.consumer)?;
     let data = tidings_platform::paths::data_dir()?;
     let file = data.join("consumers").join(format!("{name}.cursor"));
@@ -96,7 +96,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     // Saved before printing: a hook killed mid-print loses a digest, never repeats one.
     write_cursor(&file, cursor)?;
     if events.is_empty() {
-        return Ok(exit_code::SUCCESS);
+        return Ok(());
     }
     let text = match args.format {
         CheckFormat::Text => summary::summary(&events, has_more, MAX_TEXT_CHARS),
@@ -107,7 +107,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}")?;
     out.flush()?;
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 /// `name` if it is an identifier of at most [`MAX_NAME`] characters: it becomes a file name.

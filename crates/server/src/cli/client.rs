@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use super::exit_code;
+use super::exit_code::{self, Coded};
 
 /// The protocol revision every request declares.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";
@@ -84,9 +84,8 @@ fn data_suffix(data: Option<&Value>) -> String {
     }
 }
 
-impl ClientError {
-    /// The process exit code for this error.
-    pub fn exit_code(&self) -> u8 {
+impl Coded for ClientError {
+    fn exit_code(&self) -> u8 {
         match self {
             ClientError::NotRunning { .. } => exit_code::NOT_RUNNING,
             ClientError::PermissionDenied { .. } => exit_code::PERMISSION_DENIED,

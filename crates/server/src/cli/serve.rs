@@ -9,18 +9,18 @@ use std::time::Duration;
 use serde_json::json;
 use tidings_core::{EventType, Settings};
 use tidings_server::demo::Layout;
-use tidings_server::engine::{self, Config, DemoConfig, DemoInfo, HttpConfig, StartError};
+use tidings_server::engine::{self, Config, DemoConfig, DemoInfo, HttpConfig};
 use tidings_server::http::auth::AuthMode;
 use tidings_server::limits::ServerLimits;
 use tidings_server::state::HttpEndpointState;
 use tidings_server::{Handle, Tidings};
 
 use super::args::ServeArgs;
-use super::{exit_code, resolve_socket};
+use super::resolve_socket;
 use crate::output;
 
-/// Runs the daemon until a signal; returns the exit code.
-pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
+/// Runs the daemon until a signal.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Before anything else, so a signal during start-up is a clean stop too.
     let stop = super::interrupted();
     let mut limits = ServerLimits::default();
@@ -40,7 +40,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
             conformance_controls: args.conformance_controls,
         })
     } else {
-        Config::for_user().map_err(start_error)?
+        Config::for_user()?
     };
     // --socket, then TIDINGS_SOCKET (see `resolve_socket`), then the engine's default (the
     // demo dir in demo mode).
@@ -51,7 +51,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
     }
     config.limits = limits;
     config.http = http_config(&args);
-    let handle = Tidings::start(config).map_err(start_error)?;
+    let handle = Tidings::start(config)?;
     if let Some(demo) = handle.demo() {
         output::out(how_to_connect(demo, handle.socket_path()));
     } else {
@@ -72,17 +72,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<u8> {
         }
     };
     serve_until_signal(&handle, stop, say).await?;
-    Ok(exit_code::SUCCESS)
-}
-
-/// The error a start failed with, unwrapped so `main` maps it to its exit code as before.
-fn start_error(error: StartError) -> anyhow::Error {
-    match error {
-        StartError::Socket(e) => e.into(),
-        StartError::Path(e) => e.into(),
-        StartError::Daemon(e) => e.into(),
-        other => other.into(),
-    }
+    Ok(())
 }
 
 /// Waits for Ctrl-C (SIGINT) or SIGTERM, then shuts the engine down and waits for it. `say`

@@ -9,10 +9,10 @@ use tidings_server::state::{ClientState, Mode, State, StoreAccess, Transport, Ty
 
 use super::args::StatusArgs;
 use super::client::Client;
-use super::{exit_code, resolve_socket};
+use super::resolve_socket;
 
-/// Runs `status`; returns the exit code. No daemon is an error (non-zero exit).
-pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
+/// Runs `status`. No daemon is an error (non-zero exit).
+pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let socket = resolve_socket(args.socket.as_deref())?;
     let mut client = Client::connect(&socket).await?;
     let mut status = client.call(1, "tidings/status", json!({})).await?;
@@ -31,7 +31,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
     } else {
         crate::output::out(render(&state, &socket).trim_end());
     }
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 /// The human-readable report.

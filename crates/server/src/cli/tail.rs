@@ -8,7 +8,8 @@ use tidings_core::Cursor;
 
 use super::args::TailArgs;
 use super::client::{Client, ClientError, response_result};
-use super::{exit_code, resolve_socket};
+use super::exit_code::{Coded, FAILURE};
+use super::resolve_socket;
 
 /// The id of our one `events/stream` request.
 const STREAM_ID: u64 = 1;
@@ -29,8 +30,28 @@ enum End {
     OutputFailed(std::io::Error),
 }
 
-/// Runs `tail`; returns the exit code. Errors that end it before streaming bubble up.
-pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
+/// Why a stream ended badly once it was running (each exits with [`FAILURE`]).
+#[derive(Debug, thiserror::Error)]
+pub enum TailError {
+    /// The daemon closed the connection without a final result.
+    #[error("the daemon at {} closed the connection", .0.display())]
+    Disconnected(std::path::PathBuf),
+    /// Events could not be written to stdout (a full disk, say).
+    #[error("cannot write events to stdout: {0}")]
+    Output(#[source] std::io::Error),
+    /// The daemon ended the subscription with `terminated`; its error in words.
+    #[error("the daemon ended the stream: {0}")]
+    Terminated(String),
+}
+
+impl Coded for TailError {
+    fn exit_code(&self) -> u8 {
+        FAILURE
+    }
+}
+
+/// Runs `tail` until the user stops it or the stream ends.
+pub async fn run(args: TailArgs) -> anyhow::Result<()> {
     let socket = resolve_socket(args.socket.as_deref())?;
     let interrupted = super::interrupted();
     let mut client = Client::connect(&socket).await?;
@@ -73,27 +94,10 @@ pub async fn run(args: TailArgs) -> anyhow::Result<u8> {
         crate::output::err(format_args!("tidings: resume with --cursor {cursor}"));
     }
     match end? {
-        End::Interrupted | End::BrokenPipe | End::Completed => Ok(exit_code::SUCCESS),
-        End::Disconnected => {
-            crate::output::err(format_args!(
-                "tidings: the daemon at {} closed the connection",
-                socket.display()
-            ));
-            Ok(exit_code::FAILURE)
-        }
-        End::OutputFailed(error) => {
-            crate::output::err(format_args!(
-                "tidings: cannot write events to stdout: {error}"
-            ));
-            Ok(exit_code::FAILURE)
-        }
-        End::Terminated(error) => {
-            crate::output::err(format_args!(
-                "tidings: the daemon ended the stream: {}",
-                describe(&error)
-            ));
-            Ok(exit_code::FAILURE)
-        }
+        End::Interrupted | End::BrokenPipe | End::Completed => Ok(()),
+        End::Disconnected => Err(TailError::Disconnected(socket).into()),
+        End::OutputFailed(error) => Err(TailError::Output(error).into()),
+        End::Terminated(error) => Err(TailError::Terminated(describe(&error)).into()),
     }
 }
 

@@ -13,7 +13,8 @@ use tidings_server::http::{ROTATE_METHOD, token};
 
 use super::args::{RotateArgs, TokenCommand};
 use super::client::{Client, ClientError};
-use super::{exit_code, resolve_socket};
+use super::exit_code::{Coded, FAILURE};
+use super::resolve_socket;
 
 /// What to do when the keychain cannot be used, said before what the keychain said.
 #[cfg(target_os = "macos")]
@@ -26,8 +27,25 @@ const NO_KEYCHAIN: &str = "the HTTP token lives in the Secret Service, which Tid
     endpoint on fake stores without a token: `tidings serve --demo --http 127.0.0.1:3917 \
     --no-auth`";
 
-/// Runs `tidings token …`; returns the exit code.
-pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
+/// `token show` found nothing to show.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// No token in the keychain yet.
+    #[error(
+        "no HTTP token yet; one is made when the endpoint first starts (`tidings serve --http \
+         127.0.0.1:3917`), or run `tidings token rotate`"
+    )]
+    NoToken,
+}
+
+impl Coded for TokenError {
+    fn exit_code(&self) -> u8 {
+        FAILURE
+    }
+}
+
+/// Runs `tidings token …`.
+pub async fn run(command: TokenCommand) -> anyhow::Result<()> {
     let keychain = Arc::new(KeyringKeychain::system(SERVICE).context(NO_KEYCHAIN)?);
     match command {
         TokenCommand::Show => {
@@ -35,22 +53,15 @@ pub async fn run(command: TokenCommand) -> anyhow::Result<u8> {
                 .await
                 .context("the keychain task failed")?
                 .context(NO_KEYCHAIN)?;
-            if let Some(token) = stored {
-                crate::output::out(format_args!("{}", token.expose()));
-                Ok(exit_code::SUCCESS)
-            } else {
-                crate::output::err(format_args!(
-                    "tidings: no HTTP token yet; one is made when the endpoint first starts \
-                     (`tidings serve --http 127.0.0.1:3917`), or run `tidings token rotate`"
-                ));
-                Ok(exit_code::FAILURE)
-            }
+            let token = stored.ok_or(TokenError::NoToken)?;
+            crate::output::out(format_args!("{}", token.expose()));
+            Ok(())
         }
         TokenCommand::Rotate(args) => rotate(keychain, args).await,
     }
 }
 
-async fn rotate(keychain: Arc<KeyringKeychain>, args: RotateArgs) -> anyhow::Result<u8> {
+async fn rotate(keychain: Arc<KeyringKeychain>, args: RotateArgs) -> anyhow::Result<()> {
     tokio::task::spawn_blocking(move || token::rotate(keychain.as_ref()))
         .await
         .context("the keychain task failed")?
@@ -65,13 +76,13 @@ async fn rotate(keychain: Arc<KeyringKeychain>, args: RotateArgs) -> anyhow::Res
             crate::output::err(format_args!(
                 "tidings: no daemon running; the next start uses the new token"
             ));
-            return Ok(exit_code::SUCCESS);
+            return Ok(());
         }
         Err(e) => return Err(e.into()),
     };
     let answer = client.call(1, ROTATE_METHOD, json!({})).await?;
     crate::output::err(format_args!("tidings: {}", describe(&answer)));
-    Ok(exit_code::SUCCESS)
+    Ok(())
 }
 
 /// The daemon's answer in words.

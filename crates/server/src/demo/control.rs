@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tidings_core::{EventType, Settings};
 use tidings_fixtures::{MacHome, MailFixture, MessagesFixture, Simulator};
 
-use super::{DemoError, VARIETY_SEED};
-use crate::daemon::DemoControl;
+use super::VARIETY_SEED;
+use super::lever::{ControlError, DemoControl, Lever};
 
 /// How long `yield_error` keeps a store away: long enough for a watcher to notice, short
 /// enough that a conformance run waiting for recovery does not time out.
@@ -65,9 +65,11 @@ impl DemoStores {
         crate::sync::lock(&self.simulator)
     }
 
-    fn store_error(&self, source: tidings_fixtures::Error) -> DemoError {
-        DemoError::Stores {
-            path: self.home.root.clone(),
+    fn rebuild_error(&self, ty: EventType, source: tidings_fixtures::Error) -> ControlError {
+        ControlError::Rebuild {
+            lever: Lever::YieldGap,
+            ty,
+            home: self.home.root.clone(),
             source,
         }
     }
@@ -76,13 +78,15 @@ impl DemoStores {
     /// store error, then the very same file (same inode, same ROWIDs), so no gap. A rename
     /// rather than a chmod, since tests and CI run as root, which chmod does not stop.
     /// Returns once the file is away; the simulator is paused until it is back.
-    fn make_unreadable(self: &Arc<Self>, ty: EventType) -> Result<(), DemoError> {
+    fn make_unreadable(self: &Arc<Self>, ty: EventType) -> Result<(), ControlError> {
+        let busy = ControlError::Busy {
+            lever: Lever::YieldError,
+            ty,
+            wait: AWAY_FOR,
+        };
         let flag = &self.away[ty.index()];
         if flag.swap(true, Ordering::SeqCst) {
-            return Err(DemoError::Busy {
-                what: "yield_error",
-                ty,
-            });
+            return Err(busy);
         }
         let (tx, rx) = mpsc::channel();
         let this = Arc::clone(self);
@@ -93,9 +97,10 @@ impl DemoStores {
             let away = PathBuf::from(away);
             // Hold the simulator so it does not write into a moved file meanwhile.
             let _paused = this.lock_simulator();
-            let moved = std::fs::rename(&db, &away).map_err(|source| DemoError::Move {
-                from: db.clone(),
-                to: away.clone(),
+            let moved = std::fs::rename(&db, &away).map_err(|source| ControlError::Move {
+                lever: Lever::YieldError,
+                ty,
+                path: db.clone(),
                 source,
             });
             let ok = moved.is_ok();
@@ -108,16 +113,13 @@ impl DemoStores {
             }
             this.away[ty.index()].store(false, Ordering::SeqCst);
         });
-        rx.recv().unwrap_or_else(|_| {
-            Err(DemoError::Busy {
-                what: "yield_error",
-                ty,
-            })
-        })
+        // The thread always sends before it clears the flag; no answer means it died, and the
+        // flag stays set, so the lever reads as busy.
+        rx.recv().unwrap_or(Err(busy))
     }
 
     /// Rebuilds the store file as Mail does (new inode, new ROWIDs): a gap for every cursor.
-    fn rebuild(&self, ty: EventType) -> Result<(), DemoError> {
+    fn rebuild(&self, ty: EventType) -> Result<(), ControlError> {
         let mut simulator = self.lock_simulator();
         let was_running = simulator.take().is_some();
         let rebuilt = match ty {
@@ -132,21 +134,22 @@ impl DemoStores {
             // New writers on the new files, whether or not the rebuild worked.
             *simulator = Some(
                 Simulator::new(&self.home, self.seed.wrapping_add(1))
-                    .map_err(|source| self.store_error(source))?,
+                    .map_err(|source| self.rebuild_error(ty, source))?,
             );
         }
-        rebuilt.map_err(|source| self.store_error(source))
+        rebuilt.map_err(|source| self.rebuild_error(ty, source))
     }
 
     /// Turns the type off in settings.toml (the daemon's watcher applies it, ending streams
     /// with `terminated`) and back on after [`OFF_FOR`], in a thread. A user edit made in that
     /// second can be overwritten by the re-enable; acceptable in a demo.
-    fn turn_off_briefly(self: &Arc<Self>, ty: EventType) -> Result<(), DemoError> {
+    fn turn_off_briefly(self: &Arc<Self>, ty: EventType) -> Result<(), ControlError> {
         let flag = &self.off[ty.index()];
         if flag.swap(true, Ordering::SeqCst) {
-            return Err(DemoError::Busy {
-                what: "terminate",
+            return Err(ControlError::Busy {
+                lever: Lever::Terminate,
                 ty,
+                wait: OFF_FOR,
             });
         }
         if let Err(error) = self.set_enabled(ty, false) {
@@ -164,11 +167,15 @@ impl DemoStores {
         Ok(())
     }
 
-    fn set_enabled(&self, ty: EventType, enabled: bool) -> Result<(), DemoError> {
-        let mut settings = Settings::load(&self.settings_path)?;
+    fn set_enabled(&self, ty: EventType, enabled: bool) -> Result<(), ControlError> {
+        let failed = |source| ControlError::Settings {
+            lever: Lever::Terminate,
+            ty,
+            source,
+        };
+        let mut settings = Settings::load(&self.settings_path).map_err(failed)?;
         settings.for_type_mut(ty).enabled = enabled;
-        settings.save(&self.settings_path)?;
-        Ok(())
+        settings.save(&self.settings_path).map_err(failed)
     }
 
     fn step(&self) {
@@ -193,16 +200,16 @@ impl DemoStores {
 pub(super) struct DemoControls(pub(super) Arc<DemoStores>);
 
 impl DemoControl for DemoControls {
-    fn yield_error(&self, ty: EventType) -> Result<(), String> {
-        self.0.make_unreadable(ty).map_err(|e| e.to_string())
+    fn yield_error(&self, ty: EventType) -> Result<(), ControlError> {
+        self.0.make_unreadable(ty)
     }
 
-    fn yield_gap(&self, ty: EventType) -> Result<(), String> {
-        self.0.rebuild(ty).map_err(|e| e.to_string())
+    fn yield_gap(&self, ty: EventType) -> Result<(), ControlError> {
+        self.0.rebuild(ty)
     }
 
-    fn terminate(&self, ty: EventType) -> Result<(), String> {
-        self.0.turn_off_briefly(ty).map_err(|e| e.to_string())
+    fn terminate(&self, ty: EventType) -> Result<(), ControlError> {
+        self.0.turn_off_briefly(ty)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Demo mode: a fake Mac home built from the fixtures, demo settings, the simulator thread,
-//! and the three conformance controls ([`DemoControl`]) acting on the real files.
+//! and the three conformance controls ([`DemoControl`]) acting on the real files. `control`
+//! runs them; `lever` is what the daemon sees of them (the trait and [`ControlError`]).
 //!
 //! Layout of a demo directory `<dir>` (the directory *is* the fake home):
 //!
@@ -15,19 +16,21 @@
 //! store makes us seed both afresh with [`tidings_fixtures::seed_variety`].
 
 mod control;
+mod lever;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tidings_core::{EventType, Settings, StorePaths};
+use tidings_core::{Settings, StorePaths};
 use tidings_fixtures::{MacHome, MailProfile, MessagesProfile, Simulator};
 use tidings_platform::paths::{
     MAX_SOCKET_PATH_BYTES, SOCKET_FILE_NAME, current_uid, ensure_private_dir,
 };
 
-use crate::daemon::DemoControl;
+pub use lever::{ControlError, DemoControl, Lever};
+
 use control::{DemoControls, DemoStores, SimulatorThread, time_seed};
 
 /// How often the simulator steps unless `--simulate` says otherwise.
@@ -51,7 +54,8 @@ enabled = true
 allow = ["example.com", "example.org", "example.net", "+120255501*"]
 "#;
 
-/// Why demo mode could not start or a control could not act. Messages name the path.
+/// Why demo mode could not start. Messages name the path. (A lever that cannot act says so
+/// with a [`ControlError`].)
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DemoError {
@@ -76,25 +80,6 @@ pub enum DemoError {
     /// Reading or writing the demo settings failed.
     #[error(transparent)]
     Settings(#[from] tidings_core::settings::SettingsError),
-    /// Renaming a store file away or back failed.
-    #[error("cannot move {} to {}: {source}", .from.display(), .to.display())]
-    Move {
-        /// The source path.
-        from: PathBuf,
-        /// The destination path.
-        to: PathBuf,
-        /// What the OS said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A control was asked to act while the same control was still acting on that type.
-    #[error("{what} for {ty} is already in progress")]
-    Busy {
-        /// The control.
-        what: &'static str,
-        /// The event type.
-        ty: EventType,
-    },
 }
 
 /// The demo directory: given with `--data-dir`, or a temporary one removed on drop.
@@ -276,6 +261,7 @@ impl Drop for Demo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tidings_core::EventType;
 
     #[test]
     fn demo_settings_turn_both_types_on_with_the_allowlist() {
@@ -344,9 +330,17 @@ mod tests {
 
         control.yield_error(EventType::MailReceived).unwrap();
         assert!(!db.exists(), "the store should be away");
+        let busy = control.yield_error(EventType::MailReceived);
         assert!(
-            control.yield_error(EventType::MailReceived).is_err(),
-            "no overlap"
+            matches!(
+                busy,
+                Err(ControlError::Busy {
+                    lever: Lever::YieldError,
+                    ty: EventType::MailReceived,
+                    ..
+                })
+            ),
+            "no overlap: {busy:?}"
         );
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while !db.exists() && std::time::Instant::now() < deadline {
@@ -374,6 +368,39 @@ mod tests {
                 "the type should come back on"
             );
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn a_lever_that_cannot_act_says_which_what_and_what_to_do() {
+        let home = DemoHome::create(None).unwrap();
+        home.lay_out().unwrap();
+        let demo = Demo::start(&home, None).unwrap();
+        let control = demo.control();
+        std::fs::write(home.settings_path(), "[mail\n").unwrap();
+        for _ in 0..2 {
+            // Twice: a failed lever frees itself, so the second call is not `Busy`.
+            let error = control.terminate(EventType::MessagesReceived).unwrap_err();
+            assert!(
+                matches!(
+                    error,
+                    ControlError::Settings {
+                        lever: Lever::Terminate,
+                        ty: EventType::MessagesReceived,
+                        ..
+                    }
+                ),
+                "{error:?}"
+            );
+            let text = error.to_string();
+            assert!(
+                text.starts_with(
+                    "events_conformance_terminate for messages.received: settings file"
+                ) && text.ends_with(
+                    "fix the file, or remove it and restart the demo to get fresh demo settings"
+                ),
+                "{text}"
+            );
         }
     }
 }

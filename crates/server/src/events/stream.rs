@@ -2,9 +2,11 @@
 //! until the client cancels (over HTTP: drops the response), the connection goes, the daemon
 //! shuts down, or settings or a token rotation end the subscription (`terminated`).
 //!
-//! The loop: `engine.next(sub, cursor, 100)` on the blocking pool, send the events, advance
-//! the cursor; with `has_more` go again at once, else wait on the hub's wake for this store,
-//! the heartbeat timer, a settings change, or cancellation.
+//! The loop: each [`Step`] reads `engine.next(sub, cursor, 100)` on the blocking pool and writes
+//! the events, moving the cursor only past events written (one that cannot be encoded holds
+//! the stream before it); with `has_more` it goes again at once, else it waits on the hub's
+//! wake for this store, the heartbeat timer, a settings change, or cancellation, until an
+//! [`End`].
 //!
 //! Only `NotFound`, Forbidden, `InvalidParams`, Unsupported and `ResourceExhausted` refuse a stream.
 //! A store that cannot be read when the stream opens is a passing condition, not a refusal:
@@ -19,7 +21,8 @@ use rmcp::model::{CustomResult, RequestId};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tidings_core::{
-    Cursor, Engine, RequestError, Settings, Start, StoreError, Subscription, SubscriptionParams,
+    Cursor, Engine, EventType, Occurrence, RequestError, Settings, Start, StoreError, Subscription,
+    SubscriptionParams,
 };
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
@@ -35,6 +38,35 @@ use crate::state::Mode;
 
 /// Events per engine call: bounded work between checks for cancellation.
 const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
+
+/// `data.reason` of the `notifications/events/error` for an event that could not be encoded.
+const ENCODE_FAILED: &str = "encode_failed";
+
+/// Send one notification on the stream `id` unless it was cancelled; `End::Closed` when the
+/// stream must end (cancelled, or the connection is gone).
+async fn send_on(
+    peer: &rmcp::Peer<RoleServer>,
+    id: &RequestId,
+    cancelled: &CancellationToken,
+    method: &str,
+    params: Value,
+) -> Result<(), End> {
+    if cancelled.is_cancelled() {
+        return Err(End::Closed);
+    }
+    notify(peer, id, method, params)
+        .await
+        .map_err(|_| End::Closed)
+}
+
+/// The recoverable error for an event of `ty` that could not be encoded: the stream stays
+/// open and holds its cursor before the event.
+fn unencodable(ty: EventType) -> ErrorData {
+    ErrorData::internal_error(
+        format!("a {ty} event could not be encoded; delivery resumes from it on the next try"),
+        Some(json!({"reason": ENCODE_FAILED})),
+    )
+}
 
 /// Serve one `events/stream` request to its end.
 #[allow(clippy::too_many_lines)] // one loop, read top to bottom; its steps are the functions below
@@ -74,26 +106,22 @@ pub async fn stream(
             Mode::Push,
         ),
     };
-    let (cursor, truncated, failure) = match s.start().await? {
-        Ok(start) => {
+    let (cursor, truncated, failure) = match s.start().await {
+        Read::Done(start) => {
             s.cursor = Some(start.cursor);
             (Some(start.cursor), start.truncated, None)
         }
-        Err(RequestError::Store(e)) => (params.cursor, false, Some(e)),
-        Err(refused) => return Err(request_error(refused, daemon.settings_path())),
+        Read::Failed(RequestError::Store(e)) => (params.cursor, false, Some(e)),
+        Read::Failed(refused) => return Err(request_error(refused, daemon.settings_path())),
+        Read::Lost(e) => return Err(e),
     };
     tracing::debug!(event_type = %s.sub.event_type(), resolved = failure.is_none(), "stream opened");
-    if !s
-        .send(
-            "notifications/events/active",
-            json!({"cursor": cursor.map(|c| c.to_string()), "truncated": truncated}),
-        )
-        .await
-    {
+    let active = json!({"cursor": cursor.map(|c| c.to_string()), "truncated": truncated});
+    if s.send("notifications/events/active", active).await.is_err() {
         return Ok(final_result(&s.id));
     }
     if let Some(e) = failure
-        && !s.report(&e).await
+        && s.report_store(&e).await.is_err()
     {
         return Ok(final_result(&s.id));
     }
@@ -102,59 +130,180 @@ pub async fn stream(
     heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let shutdown = daemon.shutdown_token().clone();
     let mut beat = false;
-    loop {
+    let end = loop {
         s.generation = *wake.borrow_and_update();
-        if !s.drain().await {
-            return Ok(final_result(&s.id));
+        if let Err(end) = s.drain().await {
+            break end;
         }
         if beat {
             beat = false;
             let cursor = s.safe_cursor().map(|c| c.to_string());
-            if !s
+            if let Err(end) = s
                 .send("notifications/events/heartbeat", json!({"cursor": cursor}))
                 .await
             {
-                return Ok(final_result(&s.id));
+                break end;
             }
         }
         tokio::select! {
             biased;
-            () = ctx.ct.cancelled() => return Ok(final_result(&s.id)),
-            () = conn.closed.cancelled() => return Ok(final_result(&s.id)),
-            () = shutdown.cancelled() => return Ok(final_result(&s.id)),
+            () = ctx.ct.cancelled() => break End::Closed,
+            () = conn.closed.cancelled() => break End::Closed,
+            () = shutdown.cancelled() => break End::Closed,
             () = conn.revoked.cancelled() => {
                 let why = conn.revocation().unwrap_or(Revocation::ByUser);
                 tracing::debug!(event_type = %s.sub.event_type(), ?why, "stream terminated: revoked");
-                s.send(
-                    "notifications/events/terminated",
-                    json!({"error": error_object(&revoked(why))}),
-                )
-                .await;
-                return Ok(final_result(&s.id));
+                break s.terminate(&revoked(why)).await;
             }
             changed = settings_rx.changed() => {
                 if changed.is_err() {
-                    return Ok(final_result(&s.id));
+                    break End::Closed;
                 }
                 let settings = settings_rx.borrow_and_update().clone();
                 if let Err(ended) = s.revalidate(&params, &settings) {
                     tracing::debug!(event_type = %s.sub.event_type(), code = ended.code.0, "stream terminated by settings");
-                    s.send(
-                        "notifications/events/terminated",
-                        json!({"error": error_object(&ended)}),
-                    )
-                    .await;
-                    return Ok(final_result(&s.id));
+                    break s.terminate(&ended).await;
                 }
             }
             changed = wake.changed() => {
                 if changed.is_err() {
-                    return Ok(final_result(&s.id));
+                    break End::Closed;
                 }
             }
             _ = heartbeat.tick() => beat = true,
         }
+    };
+    tracing::debug!(event_type = %s.sub.event_type(), ?end, "stream ended");
+    Ok(final_result(&s.id))
+}
+
+/// Why a stream ends. Either way its request gets the final result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The client cancelled, the connection went, or the daemon shuts down: nothing more is
+    /// sent on the stream.
+    Closed,
+    /// `notifications/events/terminated` went out: settings or a token rotation ended the
+    /// subscription, or the store came back and refused it.
+    Terminated,
+}
+
+/// What one read-and-write step of [`Stream::step`] did.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// The events read were written (maybe none) and the cursor moved past them; `more`: the
+    /// store has more now, so read again at once.
+    Delivered { more: bool },
+    /// The store was replaced: `active` went out again with `truncated` and the new cursor;
+    /// read again at once.
+    Gap,
+    /// Nothing more until the next wake or heartbeat: the start is not resolved yet, the store
+    /// failed, or an event could not be encoded (each reported once; the cursor stays before
+    /// what was not written).
+    Wait,
+    /// The stream ends.
+    Ended(End),
+}
+
+/// Where resolving the start of a stream that opened on a failing store stands.
+enum Resolution {
+    /// The cursor is set; deliver from it.
+    Resolved,
+    /// The store still fails (reported once); try again on the next wake or heartbeat.
+    Pending,
+    /// The stream ends: the connection went, or the store refused the subscription.
+    Ended(End),
+}
+
+/// A core call on the blocking pool, its two ways of failing told apart.
+enum Read<T, E> {
+    /// Core answered.
+    Done(T),
+    /// Core refused or the store failed.
+    Failed(E),
+    /// The blocking task itself failed (a panic in core): logged, tried again later.
+    Lost(ErrorData),
+}
+
+/// Run `f` on the blocking pool.
+async fn read<T, E, F>(f: F) -> Read<T, E>
+where
+    F: FnOnce() -> Result<T, E> + Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    match blocking(f).await {
+        Ok(Ok(value)) => Read::Done(value),
+        Ok(Err(error)) => Read::Failed(error),
+        Err(lost) => Read::Lost(lost),
     }
+}
+
+/// How writing a batch's events went.
+#[derive(Debug)]
+enum Written {
+    /// Every event went out.
+    All,
+    /// Event `index` could not be encoded; it and those after it were not written.
+    Unencodable {
+        /// The first event not written.
+        index: usize,
+        /// What the encoder said.
+        error: serde_json::Error,
+    },
+    /// The connection went while event `index` was written; it and those after it may not
+    /// have arrived.
+    Closed {
+        /// The first event that may not have arrived.
+        index: usize,
+    },
+}
+
+/// Write `events` in order, each encoded by `encode` and sent by `write`; stop at the first
+/// that fails, so nothing after an unwritten event goes out (the client would persist its
+/// cursor past the gap).
+async fn write_events<F>(
+    events: &[Occurrence],
+    encode: impl Fn(&Occurrence) -> Result<Value, serde_json::Error>,
+    mut write: impl FnMut(Value) -> F,
+) -> Written
+where
+    F: Future<Output = Result<(), End>>,
+{
+    for (index, event) in events.iter().enumerate() {
+        let params = match encode(event) {
+            Ok(params) => params,
+            Err(error) => return Written::Unencodable { index, error },
+        };
+        if write(params).await.is_err() {
+            return Written::Closed { index };
+        }
+    }
+    Written::All
+}
+
+/// The cursor once `events` (read up to `batch_cursor`) were written as `written` says: the
+/// batch's own when all went out, else the one after the last event written; `None` when
+/// nothing was, so the cursor stays where it was. Never past an event that was not written.
+impl Written {
+    /// How many of `len` events went out (a connection lost mid-write counts the event it
+    /// was writing as not delivered).
+    fn count(&self, len: usize) -> usize {
+        match self {
+            Written::All => len,
+            Written::Unencodable { index, .. } | Written::Closed { index } => (*index).min(len),
+        }
+    }
+}
+
+fn cursor_after(events: &[Occurrence], batch_cursor: Cursor, written: &Written) -> Option<Cursor> {
+    let index = match written {
+        Written::All => return Some(batch_cursor),
+        Written::Unencodable { index, .. } | Written::Closed { index } => *index,
+    };
+    let last = events.get(index.checked_sub(1)?)?;
+    // Core writes each event's cursor; one it cannot read back holds the stream where it was.
+    last.cursor.parse().ok()
 }
 
 struct Stream {
@@ -179,13 +328,19 @@ struct Stream {
 }
 
 impl Stream {
-    /// Send one notification unless the request was cancelled; false when the stream must
-    /// end (cancelled, or the connection is gone).
-    async fn send(&self, method: &str, params: Value) -> bool {
-        if self.cancelled.is_cancelled() {
-            return false;
-        }
-        notify(&self.peer, &self.id, method, params).await.is_ok()
+    /// Send one notification unless the request was cancelled; `End::Closed` when the stream
+    /// must end (cancelled, or the connection is gone).
+    async fn send(&self, method: &str, params: Value) -> Result<(), End> {
+        send_on(&self.peer, &self.id, &self.cancelled, method, params).await
+    }
+
+    /// Send `terminated` with `error` (the connection may already be gone); the stream ends.
+    async fn terminate(&self, error: &ErrorData) -> End {
+        let error = error_object(error);
+        let _ = self
+            .send("notifications/events/terminated", json!({"error": error}))
+            .await;
+        End::Terminated
     }
 
     /// The position a heartbeat may hand out: the resolved cursor, or until then the client's
@@ -195,135 +350,159 @@ impl Stream {
     }
 
     /// `engine.start` from the client's cursor, on the blocking pool.
-    async fn start(&self) -> Result<Result<Start, RequestError>, ErrorData> {
+    async fn start(&self) -> Read<Start, RequestError> {
         let (engine, sub) = (self.engine.clone(), self.sub.clone());
         let (cursor, max_age) = self.requested;
-        blocking(move || engine.start(&sub, cursor, max_age)).await
+        read(move || engine.start(&sub, cursor, max_age)).await
     }
 
     /// Send `notifications/events/error` for a store failure, once per distinct failure.
-    async fn report(&mut self, e: &StoreError) -> bool {
-        let key = (e.reason(), e.to_string());
-        if self.last_error.as_ref() == Some(&key) {
-            return true;
-        }
+    async fn report_store(&mut self, e: &StoreError) -> Result<(), End> {
         tracing::debug!(event_type = %self.sub.event_type(), error = %e, "stream store error");
+        self.report(e.reason(), e.to_string(), store_error(e)).await
+    }
+
+    /// Send `notifications/events/error` with `error` unless the failure keyed `(reason,
+    /// detail)` is the one already reported.
+    async fn report(
+        &mut self,
+        reason: &'static str,
+        detail: String,
+        error: ErrorData,
+    ) -> Result<(), End> {
+        let key = (reason, detail);
+        if self.last_error.as_ref() == Some(&key) {
+            return Ok(());
+        }
         self.last_error = Some(key);
-        let error = error_object(&store_error(e));
+        let error = error_object(&error);
         self.send("notifications/events/error", json!({"error": error}))
             .await
     }
 
-    /// Resolve the start of a stream that opened while its store failed. Ok(true) once
-    /// resolved (a `truncated` start re-sends `active` with the fresh cursor; an untruncated
-    /// one is where the client's cursor said, so nothing more is due); Ok(false) while the
-    /// store still fails; Err(()) when the stream must end: the connection is gone, or the
-    /// store came back and refused the subscription (an unknown mailbox), which ends it
-    /// with `terminated`.
-    async fn resolve(&mut self) -> Result<bool, ()> {
-        let start = match self.start().await {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::warn!(error = %e.message, "stream start failed");
-                return Ok(false);
-            }
-        };
-        match start {
-            Ok(start) => {
+    /// Resolve the start of a stream that opened while its store failed. Once resolved, a
+    /// `truncated` start re-sends `active` with the fresh cursor (an untruncated one is where
+    /// the client's cursor said, so nothing more is due). A store that came back and refused
+    /// the subscription (an unknown mailbox) ends the stream with `terminated`.
+    async fn resolve(&mut self) -> Resolution {
+        match self.start().await {
+            Read::Done(start) => {
                 self.cursor = Some(start.cursor);
                 self.last_error = None;
                 if start.truncated {
                     let cursor = start.cursor.to_string();
                     let active = json!({"cursor": cursor, "truncated": true});
-                    if !self.send("notifications/events/active", active).await {
-                        return Err(());
+                    if let Err(end) = self.send("notifications/events/active", active).await {
+                        return Resolution::Ended(end);
                     }
                 }
-                Ok(true)
+                Resolution::Resolved
             }
-            Err(RequestError::Store(e)) => {
-                if self.report(&e).await {
-                    Ok(false)
-                } else {
-                    Err(())
-                }
-            }
-            Err(refused) => {
-                let error = error_object(&request_error(refused, &self.settings_file));
+            Read::Failed(RequestError::Store(e)) => match self.report_store(&e).await {
+                Ok(()) => Resolution::Pending,
+                Err(end) => Resolution::Ended(end),
+            },
+            Read::Failed(refused) => {
                 tracing::debug!(event_type = %self.sub.event_type(), "stream terminated at start");
-                self.send("notifications/events/terminated", json!({"error": error}))
-                    .await;
-                Err(())
+                let error = request_error(refused, &self.settings_file);
+                Resolution::Ended(self.terminate(&error).await)
+            }
+            Read::Lost(e) => {
+                tracing::warn!(error = %e.message, "stream start failed");
+                Resolution::Pending
             }
         }
     }
 
-    /// Deliver everything after the cursor. A store failure is reported once and retried on
-    /// the next wake or heartbeat; a gap re-sends `active` with `truncated: true`.
-    async fn drain(&mut self) -> bool {
-        if self.cursor.is_none() {
-            match self.resolve().await {
-                Ok(true) => {}
-                Ok(false) => return true,
-                Err(()) => return false,
+    /// Deliver everything after the cursor, step by step, until there is nothing more to read
+    /// now (Ok) or the stream ends (Err).
+    async fn drain(&mut self) -> Result<(), End> {
+        loop {
+            match self.step().await {
+                Step::Delivered { more: true } | Step::Gap => {}
+                Step::Delivered { more: false } | Step::Wait => return Ok(()),
+                Step::Ended(end) => return Err(end),
             }
         }
-        loop {
-            if self.cancelled.is_cancelled() {
-                return false;
+    }
+
+    /// Read the next batch after the cursor and write it. A store failure is reported once
+    /// and retried on the next wake or heartbeat; a gap re-sends `active` with `truncated:
+    /// true`; the cursor moves only past events written.
+    async fn step(&mut self) -> Step {
+        if self.cancelled.is_cancelled() {
+            return Step::Ended(End::Closed);
+        }
+        if self.cursor.is_none() {
+            match self.resolve().await {
+                Resolution::Resolved => {}
+                Resolution::Pending => return Step::Wait,
+                Resolution::Ended(end) => return Step::Ended(end),
             }
-            let Some(after) = self.cursor else {
-                return true;
-            };
-            let (engine, sub) = (self.engine.clone(), self.sub.clone());
-            let batch = match blocking(move || engine.next(&sub, after, BATCH)).await {
-                Ok(r) => r,
-                Err(e) => {
-                    tracing::warn!(error = %e.message, "stream step failed");
-                    return true;
-                }
-            };
-            let batch = match batch {
-                Ok(batch) => batch,
-                Err(e) => return self.report(&e).await,
-            };
-            self.last_error = None;
-            let ty = self.sub.event_type();
-            let rows = batch.events.len();
-            tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, rows, "latency: rows read");
-            if batch.truncated {
-                self.cursor = Some(batch.cursor);
-                let cursor = batch.cursor.to_string();
-                if !self
-                    .send(
-                        "notifications/events/active",
-                        json!({"cursor": cursor, "truncated": true}),
-                    )
-                    .await
-                {
-                    return false;
-                }
-                continue;
-            }
-            for event in batch.events {
-                let params = match serde_json::to_value(&event) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot encode an occurrence; skipped");
-                        continue;
-                    }
+        }
+        let Some(after) = self.cursor else {
+            return Step::Wait;
+        };
+        let (engine, sub) = (self.engine.clone(), self.sub.clone());
+        let batch = match read(move || engine.next(&sub, after, BATCH)).await {
+            Read::Done(batch) => batch,
+            Read::Failed(e) => {
+                return match self.report_store(&e).await {
+                    Ok(()) => Step::Wait,
+                    Err(end) => Step::Ended(end),
                 };
-                if !self.send("notifications/events/event", params).await {
-                    return false;
-                }
-                self.tracked.delivered(event.name, &sender_of(&event.data));
             }
-            if rows > 0 {
-                tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, frames = rows, "latency: frames written");
+            Read::Lost(e) => {
+                tracing::warn!(error = %e.message, "stream step failed");
+                return Step::Wait;
             }
+        };
+        let ty = self.sub.event_type();
+        let rows = batch.events.len();
+        tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, rows, "latency: rows read");
+        if batch.truncated {
+            self.last_error = None;
             self.cursor = Some(batch.cursor);
-            if !batch.has_more {
-                return true;
+            let active = json!({"cursor": batch.cursor.to_string(), "truncated": true});
+            return match self.send("notifications/events/active", active).await {
+                Ok(()) => Step::Gap,
+                Err(end) => Step::Ended(end),
+            };
+        }
+        let (peer, id, cancelled) = (&self.peer, &self.id, &self.cancelled);
+        let written = write_events(
+            &batch.events,
+            |e| serde_json::to_value(e),
+            |params| send_on(peer, id, cancelled, "notifications/events/event", params),
+        )
+        .await;
+        // Counted for the app's model only as far as they went out.
+        for event in &batch.events[..written.count(rows)] {
+            self.tracked.delivered(event.name, &sender_of(&event.data));
+        }
+        if let Some(cursor) = cursor_after(&batch.events, batch.cursor, &written) {
+            self.cursor = Some(cursor);
+            self.last_error = None;
+        }
+        match written {
+            Written::All => {
+                if rows > 0 {
+                    tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, frames = rows, "latency: frames written");
+                }
+                Step::Delivered {
+                    more: batch.has_more,
+                }
+            }
+            Written::Closed { .. } => Step::Ended(End::Closed),
+            Written::Unencodable { index, error } => {
+                // Held before it, not skipped: a skipped event is lost for good to a client
+                // that persists the cursor. Retried on the next wake or heartbeat.
+                tracing::warn!(event_type = %ty, index, %error, "cannot encode an occurrence; the stream holds before it");
+                let failure = unencodable(ty);
+                match self.report(ENCODE_FAILED, error.to_string(), failure).await {
+                    Ok(()) => Step::Wait,
+                    Err(end) => Step::Ended(end),
+                }
             }
         }
     }
@@ -347,5 +526,105 @@ impl Stream {
             }
             Err(_) => Err(allowlist_removed(ty)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::future::ready;
+
+    use serde::ser::Error as _;
+
+    use super::*;
+
+    fn cursor(rowid: i64) -> Cursor {
+        format!("v2.1-2-3.{rowid}").parse().unwrap()
+    }
+
+    /// Events at rows 10, 11, 12; the batch read up to row 15 (13 to 15 did not match).
+    fn batch() -> (Vec<Occurrence>, Cursor) {
+        let events = (10..13)
+            .map(|rowid| Occurrence {
+                event_id: format!("e{rowid}"),
+                name: EventType::MailReceived.name(),
+                timestamp: "2026-01-01T00:00:00Z".into(),
+                data: json!({}),
+                cursor: cursor(rowid).to_string(),
+            })
+            .collect();
+        (events, cursor(15))
+    }
+
+    /// Write `events`, failing to encode `bad_encode` and to write `bad_write`; returns what
+    /// `write_events` said and the ids that went out.
+    async fn write(
+        events: &[Occurrence],
+        bad_encode: Option<&str>,
+        bad_write: Option<&str>,
+    ) -> (Written, Vec<String>) {
+        let sent = RefCell::new(Vec::new());
+        let written = write_events(
+            events,
+            |e| match bad_encode {
+                Some(id) if e.event_id == id => Err(serde_json::Error::custom("cannot encode")),
+                _ => serde_json::to_value(e),
+            },
+            |params| {
+                let id = params["eventId"].as_str().unwrap_or_default().to_owned();
+                if bad_write == Some(id.as_str()) {
+                    return ready(Err(End::Closed));
+                }
+                sent.borrow_mut().push(id);
+                ready(Ok(()))
+            },
+        )
+        .await;
+        (written, sent.into_inner())
+    }
+
+    #[tokio::test]
+    async fn an_event_that_cannot_be_encoded_is_held_not_skipped() {
+        let (events, read_to) = batch();
+        let (written, sent) = write(&events, Some("e11"), None).await;
+        assert!(
+            matches!(written, Written::Unencodable { index: 1, .. }),
+            "{written:?}"
+        );
+        assert_eq!(
+            sent,
+            ["e10"],
+            "nothing after the unencodable event goes out"
+        );
+        assert_eq!(cursor_after(&events, read_to, &written), Some(cursor(10)));
+    }
+
+    #[tokio::test]
+    async fn a_connection_lost_mid_batch_holds_the_cursor_before_the_lost_event() {
+        let (events, read_to) = batch();
+        let (written, sent) = write(&events, None, Some("e11")).await;
+        assert!(
+            matches!(written, Written::Closed { index: 1 }),
+            "{written:?}"
+        );
+        assert_eq!(sent, ["e10"]);
+        assert_eq!(cursor_after(&events, read_to, &written), Some(cursor(10)));
+    }
+
+    #[tokio::test]
+    async fn a_first_event_that_fails_leaves_the_cursor_where_it_was() {
+        let (events, read_to) = batch();
+        let (written, sent) = write(&events, Some("e10"), None).await;
+        assert!(sent.is_empty());
+        assert_eq!(cursor_after(&events, read_to, &written), None);
+    }
+
+    #[tokio::test]
+    async fn a_batch_written_whole_moves_past_the_rows_that_did_not_match() {
+        let (events, read_to) = batch();
+        let (written, sent) = write(&events, None, None).await;
+        assert!(matches!(written, Written::All), "{written:?}");
+        assert_eq!(sent, ["e10", "e11", "e12"]);
+        assert_eq!(cursor_after(&events, read_to, &written), Some(cursor(15)));
     }
 }

@@ -10,11 +10,10 @@ use serde_json::{Value, json};
 use tidings_core::EventType;
 
 use super::wire::blocking;
-use crate::daemon::DemoControl;
+use crate::demo::{DemoControl, Lever};
 
-const YIELD_ERROR: &str = "events_conformance_yield_error";
-const YIELD_GAP: &str = "events_conformance_yield_gap";
-const TERMINATE: &str = "events_conformance_terminate";
+/// The levers, in the order `tools/list` shows them.
+const LEVERS: [Lever; 3] = [Lever::YieldError, Lever::YieldGap, Lever::Terminate];
 
 /// The three tools, with a schema whose `name` enumerates our event types.
 pub fn tools() -> Vec<Tool> {
@@ -28,12 +27,12 @@ pub fn tools() -> Vec<Tool> {
         _ => serde_json::Map::new(),
     };
     [
-        (YIELD_ERROR, "Make the store behind an event type unreadable for a moment: open streams get notifications/events/error, then recover."),
-        (YIELD_GAP, "Rebuild the store behind an event type: open streams get a second notifications/events/active with truncated: true."),
-        (TERMINATE, "Turn an event type off in settings (and back on shortly): open streams get notifications/events/terminated."),
+        (Lever::YieldError, "Make the store behind an event type unreadable for a moment: open streams get notifications/events/error, then recover."),
+        (Lever::YieldGap, "Rebuild the store behind an event type: open streams get a second notifications/events/active with truncated: true."),
+        (Lever::Terminate, "Turn an event type off in settings (and back on shortly): open streams get notifications/events/terminated."),
     ]
     .into_iter()
-    .map(|(name, description)| Tool::new(name, description, schema.clone()))
+    .map(|(lever, description)| Tool::new(lever.tool(), description, schema.clone()))
     .collect()
 }
 
@@ -42,17 +41,16 @@ pub async fn call(
     demo: &Arc<dyn DemoControl>,
     request: CallToolRequestParams,
 ) -> Result<CallToolResult, ErrorData> {
-    let tool = request.name.to_string();
-    if ![YIELD_ERROR, YIELD_GAP, TERMINATE].contains(&tool.as_str()) {
+    let Some(lever) = LEVERS.into_iter().find(|l| l.tool() == request.name) else {
         return Err(ErrorData::invalid_params(
             format!(
                 "unknown tool `{}`; the tools are tidings_check, tidings_wait and the demo's \
                  events_conformance_*",
-                tidings_core::text::sanitize(&tool, tidings_core::text::MAX_ECHO_CHARS)
+                tidings_core::text::sanitize(&request.name, tidings_core::text::MAX_ECHO_CHARS)
             ),
             Some(json!({"field": "name"})),
         ));
-    }
+    };
     let name = request
         .arguments
         .as_ref()
@@ -70,14 +68,14 @@ pub async fn call(
         ));
     };
     let demo = demo.clone();
-    let outcome = blocking(move || match tool.as_str() {
-        YIELD_ERROR => demo.yield_error(ty),
-        YIELD_GAP => demo.yield_gap(ty),
-        _ => demo.terminate(ty),
+    let outcome = blocking(move || match lever {
+        Lever::YieldError => demo.yield_error(ty),
+        Lever::YieldGap => demo.yield_gap(ty),
+        Lever::Terminate => demo.terminate(ty),
     })
     .await?;
     Ok(match outcome {
         Ok(()) => CallToolResult::success(vec![ContentBlock::text(format!("done for {ty}"))]),
-        Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
     })
 }

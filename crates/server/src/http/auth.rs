@@ -144,10 +144,13 @@ impl TokenReload for HttpAuth {
     }
 }
 
+/// The scheme of the `Authorization` header, with its space.
+const BEARER: &[u8] = b"bearer ";
+
 /// The token of `Bearer <token>` (the scheme is case-insensitive, RFC 9110 11.1).
 fn bearer(value: &[u8]) -> Option<&[u8]> {
-    let (scheme, rest) = value.split_at_checked(7)?;
-    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+    let (scheme, rest) = value.split_at_checked(BEARER.len())?;
+    if !scheme.eq_ignore_ascii_case(BEARER) {
         return None;
     }
     let token = rest.trim_ascii();

@@ -47,6 +47,11 @@ pub use crate::events::ROTATE_METHOD;
 /// The path the endpoint serves.
 pub const PATH: &str = "/mcp";
 
+/// rmcp's own body limit, as a multiple of ours: the guard enforces the real limit on the
+/// bytes the client sent, and rmcp's is only a backstop with headroom, so it never answers in
+/// plain text for an in-limit body.
+const RMCP_BODY_HEADROOM: usize = 2;
+
 /// What to serve.
 pub struct HttpOptions {
     /// A loopback address and port (port 0: any free port).
@@ -218,9 +223,11 @@ impl HttpEndpoint {
             // (events/* stay 2026-07-28 only: the guard refuses them under an older version).
             .with_stateless_protocol_metadata_required(false)
             .with_allowed_hosts(hosts.clone())
-            // The guard enforces the real limit on the bytes the client sent; rmcp's is a
-            // backstop with headroom, so it never answers in plain text for an in-limit body.
-            .with_max_request_body_bytes(limits.max_http_body_bytes.saturating_mul(2))
+            .with_max_request_body_bytes(
+                limits
+                    .max_http_body_bytes
+                    .saturating_mul(RMCP_BODY_HEADROOM),
+            )
             .with_cancellation_token(rmcp_stop.clone());
         let daemon = self.daemon.clone();
         let service = StreamableHttpService::new(

@@ -19,6 +19,8 @@ mod channel;
 mod cli;
 // The command line at its edges: relative socket, garbage cursor, no keychain, the banner.
 mod cli_edges;
+// Exit codes: the first error in the chain that has one; the chain printed once.
+mod cli_exit_codes;
 // Every `tidings tail` and `tidings status` line the README and `--help` show, as written.
 mod documented_commands;
 // The embedding API as the menu-bar app drives it: start, watch, settings, revoke, stop.

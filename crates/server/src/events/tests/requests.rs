@@ -8,7 +8,7 @@ use tidings_core::descriptor::payload_schema;
 use std::sync::{Arc, Mutex};
 
 use super::support::{Harness, allow, both_on, test_limits};
-use crate::daemon::DemoControl;
+use crate::demo::{ControlError, DemoControl, Lever};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discover_declares_the_extension_and_list_has_the_enabled_types() {
@@ -286,16 +286,20 @@ async fn a_request_declaring_an_older_version_is_told_so_without_initialize() {
 struct RecordingDemo(Mutex<Vec<String>>);
 
 impl DemoControl for RecordingDemo {
-    fn yield_error(&self, ty: EventType) -> Result<(), String> {
+    fn yield_error(&self, ty: EventType) -> Result<(), ControlError> {
         self.0.lock().unwrap().push(format!("error {ty}"));
         Ok(())
     }
-    fn yield_gap(&self, ty: EventType) -> Result<(), String> {
+    fn yield_gap(&self, ty: EventType) -> Result<(), ControlError> {
         self.0.lock().unwrap().push(format!("gap {ty}"));
         Ok(())
     }
-    fn terminate(&self, _ty: EventType) -> Result<(), String> {
-        Err("cannot terminate right now".into())
+    fn terminate(&self, ty: EventType) -> Result<(), ControlError> {
+        Err(ControlError::Busy {
+            lever: Lever::Terminate,
+            ty,
+            wait: std::time::Duration::from_secs(1),
+        })
     }
 }
 
@@ -337,6 +341,13 @@ async fn demo_mode_offers_the_conformance_tools() {
         )
         .await;
     assert_eq!(r["isError"], true, "{r}");
+    // The lever's typed error, as text: which lever, which type, what to do.
+    let text = r["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("events_conformance_terminate for mail.received is still in progress")
+            && text.contains("call it again in 1 s"),
+        "{r}"
+    );
     let e = c
         .err(
             "tools/call",

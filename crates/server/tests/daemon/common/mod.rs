@@ -30,6 +30,7 @@ pub const HEARTBEAT_MS: u64 = 300;
 pub const NOT_RUNNING: i32 = 69;
 pub const ALREADY_RUNNING: i32 = 75;
 pub const REFUSED: i32 = 65;
+pub const CONFIG: i32 = 78;
 
 /// The `tidings` binary cargo built for this test run.
 pub fn tidings_bin() -> PathBuf {
