@@ -13,6 +13,7 @@
 //! - [`filter`]: sender patterns, mailbox references, per-type filters.
 //! - [`event`]: the two event types and the occurrence they produce.
 //! - [`settings`]: what the user decides, saved as TOML.
+//! - [`allowlist`]: the allowlist in words for the app: entry kinds, checks, reach sentences.
 //! - [`dates`], [`text`]: store dates to ISO 8601; untrusted text made safe to pass on.
 //! - [`error`]: store errors and request errors.
 //!
@@ -31,6 +32,7 @@
 
 #![deny(missing_docs)]
 
+pub mod allowlist;
 pub mod backfill;
 pub mod cursor;
 pub mod dates;

@@ -29,6 +29,24 @@ pub struct Settings {
     /// Named filters for `tidings-mcp --channel --preset NAME` (`[channel.presets.NAME]`).
     #[serde(skip_serializing_if = "ChannelSettings::is_empty")]
     pub channel: ChannelSettings,
+    /// The app's notifications (`[notifications]`).
+    pub notifications: NotificationSettings,
+}
+
+/// The menu-bar app's notifications. Only the setting lives here: the app decides what to
+/// notify (docs/decisions/settings.md, "Notifications").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NotificationSettings {
+    /// Whether the app may show notifications. On by default: they say what Tidings itself
+    /// needs (Full Disk Access, a rejected settings file), never a message.
+    pub enabled: bool,
+}
+
+impl Default for NotificationSettings {
+    fn default() -> NotificationSettings {
+        NotificationSettings { enabled: true }
+    }
 }
 
 /// The Claude Code channel's presets. Only `tidings-mcp --channel` reads them (it parses the
@@ -229,6 +247,7 @@ const KEYS: &[&str] = &[
     "backfill_days",
     "listen",
     "allowed_origins",
+    "notifications",
 ];
 
 impl SettingsError {
@@ -330,6 +349,7 @@ const HEADER: &str = "\
 #   allowed_origins = []      browser origins allowed to call it; empty refuses them all
 # backfill_days = 7 (in [mail] or [messages]): a row dated more than this many days before
 #   it appeared (an iCloud sync, an added account) is not delivered; 0 delivers everything.
+# [notifications] enabled = true|false   whether the menu-bar app may notify you
 ";
 
 impl Settings {
@@ -533,6 +553,17 @@ mod tests {
                 .unwrap()
                 .contains("channel")
         );
+    }
+
+    #[test]
+    fn notifications_default_on_and_round_trip() {
+        let s = Settings::parse("", Path::new("s")).unwrap();
+        assert!(s.notifications.enabled);
+        let s = Settings::parse("[notifications]\nenabled = false\n", Path::new("s")).unwrap();
+        assert!(!s.notifications.enabled);
+        let text = toml::to_string(&s).unwrap();
+        assert!(text.contains("[notifications]\nenabled = false"), "{text}");
+        assert!(Settings::parse("[notifications]\nsound = 1\n", Path::new("s")).is_err());
     }
 
     #[test]

@@ -88,8 +88,13 @@ struct Inner {
     engine: Arc<Engine>,
     hub: Hub,
     settings_path: PathBuf,
-    /// The settings in force; streams and listeners watch it.
+    /// The settings in force (the file's, with every type off while paused); streams and
+    /// listeners watch it.
     settings: watch::Sender<Arc<Settings>>,
+    /// The settings as configured (the file's), whatever a pause hides.
+    configured: Mutex<Arc<Settings>>,
+    /// Until when every type is paused (ms since the Unix epoch); `None`: not paused.
+    paused_until: Mutex<Option<u64>>,
     /// Bumped when the set of enabled types or a descriptor changes (`list_changed`).
     list_generation: watch::Sender<u64>,
     /// Serialises read-modify-save in `update_settings` and every apply.
@@ -139,6 +144,8 @@ impl Daemon {
                 engine,
                 hub,
                 settings_path: config.settings_path,
+                configured: Mutex::new(Arc::new(settings.clone())),
+                paused_until: Mutex::new(None),
                 settings: watch::Sender::new(Arc::new(settings)),
                 list_generation: watch::Sender::new(0),
                 settings_lock: Mutex::new(()),
@@ -165,7 +172,7 @@ impl Daemon {
 
     /// The state now, built fresh; never blocks on a store (the hub's last check is used).
     pub fn state(&self) -> State {
-        let settings = self.settings_arc();
+        let settings = self.configured();
         let types = EventType::ALL
             .into_iter()
             .map(|ty| self.type_state(ty, &settings))
@@ -179,6 +186,7 @@ impl Daemon {
             http: self.inner.board.http(),
             settings: self.inner.board.settings_file(),
             clients: self.inner.clients.snapshot(),
+            paused_until_ms: self.paused_until_ms(),
         }
     }
 
@@ -231,9 +239,70 @@ impl Daemon {
         self.inner.clients.revoke(id)
     }
 
-    /// The settings in force.
+    /// The settings as configured (the file's). While paused, clients see every type off
+    /// ([`pause_until`](Daemon::pause_until)); this still says what is configured.
     pub fn settings(&self) -> Settings {
-        (*self.settings_arc()).clone()
+        (*self.configured()).clone()
+    }
+
+    fn configured(&self) -> Arc<Settings> {
+        lock(&self.inner.configured).clone()
+    }
+
+    /// Until when every type is paused (ms since the Unix epoch), if paused.
+    pub fn paused_until_ms(&self) -> Option<u64> {
+        *lock(&self.inner.paused_until)
+    }
+
+    /// Pause every type until `until_ms` (ms since the Unix epoch): clients see every type
+    /// off, exactly as if each were turned off (streams end NotFound, `events/list` empties,
+    /// `list_changed`), while settings.toml keeps them configured. At `until_ms`, or at
+    /// [`resume`](Daemon::resume), it is as if they were turned back on. Not saved: a
+    /// restart resumes (docs/decisions/app.md).
+    pub fn pause_until(&self, until_ms: u64) {
+        {
+            let _guard = lock(&self.inner.settings_lock);
+            *lock(&self.inner.paused_until) = Some(until_ms);
+            self.publish_locked();
+        }
+        self.inner.board.changed();
+        tracing::info!("paused every event type");
+        let wait = Duration::from_millis(until_ms.saturating_sub(crate::state::now_ms()));
+        let weak = Arc::downgrade(&self.inner);
+        let shutdown = self.inner.shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = shutdown.cancelled() => {}
+                () = tokio::time::sleep(wait) => {
+                    if let Some(inner) = weak.upgrade() {
+                        Daemon { inner }.resume_if(Some(until_ms));
+                    }
+                }
+            }
+        });
+    }
+
+    /// End a pause now (a no-op when not paused).
+    pub fn resume(&self) {
+        let paused = self.paused_until_ms();
+        self.resume_if(paused);
+    }
+
+    /// End the pause if it is still the one that ends at `until`: a later pause (a new
+    /// deadline) is left alone by the earlier one's timer.
+    fn resume_if(&self, until: Option<u64>) {
+        {
+            let _guard = lock(&self.inner.settings_lock);
+            let mut paused = lock(&self.inner.paused_until);
+            if until.is_none() || *paused != until {
+                return;
+            }
+            *paused = None;
+            drop(paused);
+            self.publish_locked();
+        }
+        self.inner.board.changed();
+        tracing::info!("resumed every event type");
     }
 
     /// Change the settings: saved to the file and applied at once, by the same path a file
@@ -358,6 +427,20 @@ impl Daemon {
     /// The one apply: the file holds these settings now, so a rejection shown ends.
     fn apply_locked(&self, next: Settings) {
         self.inner.board.set_settings_file(SettingsFileState::Ok);
+        *lock(&self.inner.configured) = Arc::new(next);
+        self.publish_locked();
+    }
+
+    /// The one effective-settings path: the configured settings, with every type off while
+    /// paused, become the settings in force; clients see the difference (streams, lists,
+    /// `list_changed`). Called with `settings_lock` held.
+    fn publish_locked(&self) {
+        let mut next = (*self.configured()).clone();
+        if self.paused_until_ms().is_some() {
+            for ty in EventType::ALL {
+                next.for_type_mut(ty).enabled = false;
+            }
+        }
         let current = self.settings_arc();
         if *current == next {
             return;
@@ -421,6 +504,7 @@ fn placeholder_state() -> State {
         http: HttpEndpointState::Off,
         settings: SettingsFileState::Ok,
         clients: Vec::new(),
+        paused_until_ms: None,
     }
 }
 

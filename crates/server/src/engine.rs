@@ -10,6 +10,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -243,6 +244,7 @@ impl Tidings {
         tracing::info!(settings = %daemon_config.settings_path.display(), "settings");
         let daemon = Daemon::start(daemon_config)?;
         daemon.set_socket_path(listener.path());
+        let auth = http.auth.clone();
         let supervisor = HttpSupervisor::spawn(&daemon, http.forced, http.auth);
         let stop = CancellationToken::new();
         let (settled_tx, settled) = watch::channel(None);
@@ -257,7 +259,8 @@ impl Tidings {
             done,
             outcome: Mutex::new(None),
             demo: demo_info,
-            first_run,
+            first_run: AtomicBool::new(first_run),
+            auth,
         });
         let runner = Runner {
             listener,
@@ -296,8 +299,11 @@ struct Shared {
     /// The run's result, taken by the first `join`.
     outcome: Mutex<Option<Result<(), HttpError>>>,
     demo: Option<DemoInfo>,
-    /// Whether the settings file did not exist before this start.
-    first_run: bool,
+    /// Whether the settings file did not exist before this start, until the app's
+    /// walk-through is finished.
+    first_run: AtomicBool,
+    /// The HTTP token's source, as the endpoint uses it (for the app's show and rotate).
+    auth: AuthSource,
 }
 
 impl Handle {
@@ -348,7 +354,40 @@ impl Handle {
     /// Whether this start wrote the settings file (it did not exist): the app's first run,
     /// when it opens its walk-through.
     pub fn first_run(&self) -> bool {
-        self.shared.first_run
+        self.shared.first_run.load(Ordering::Acquire)
+    }
+
+    /// The app's walk-through is done: [`first_run`](Handle::first_run) is false from now on
+    /// (the settings file exists, so the next start is no first run either).
+    pub fn finish_first_run(&self) {
+        self.shared.first_run.store(false, Ordering::Release);
+    }
+
+    /// Pause every event type until `until_ms` (ms since the Unix epoch): clients see every
+    /// type off, as if turned off, while settings.toml keeps them configured; at `until_ms`
+    /// or [`resume_all`](Handle::resume_all) they come back as if turned on. Shown as
+    /// `State.pausedUntilMs`. Not saved: a restart resumes.
+    pub fn pause_until(&self, until_ms: u64) {
+        self.shared.daemon.pause_until(until_ms);
+    }
+
+    /// End a pause now (a no-op when not paused).
+    pub fn resume_all(&self) {
+        self.shared.daemon.resume();
+    }
+
+    /// Until when every type is paused, if paused (ms since the Unix epoch).
+    pub fn paused_until_ms(&self) -> Option<u64> {
+        self.shared.daemon.paused_until_ms()
+    }
+
+    /// The HTTP token's source, the one the endpoint uses.
+    pub(crate) fn auth_source(&self) -> &AuthSource {
+        &self.shared.auth
+    }
+
+    pub(crate) fn daemon(&self) -> &Daemon {
+        &self.shared.daemon
     }
 
     /// What demo mode set up, in demo mode.

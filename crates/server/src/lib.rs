@@ -4,6 +4,8 @@
 //!
 //! Module map (each imports only modules listed after it; docs/architecture.md draws the
 //! tree):
+//! - [`app`]: what the menu-bar app calls, one function per bridge command, on a [`Handle`]:
+//!   the [`app::SettingsView`], settings changes, pause, the token, the connect snippet.
 //! - [`engine`]: the embedding API: [`Tidings::start`] runs socket, daemon, HTTP endpoint and
 //!   demo; the [`Handle`] is what `tidings serve` and the menu-bar app hold.
 //! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance,
@@ -26,6 +28,7 @@
 //! - [`limits`]: stream caps and frame size limits.
 //! - `home`: paths shown to clients with the home directory as `~`.
 
+pub mod app;
 pub mod clients;
 pub mod daemon;
 pub mod demo;

@@ -36,6 +36,10 @@ pub struct State {
     pub settings: SettingsFileState,
     /// The clients connected now, oldest first.
     pub clients: Vec<ClientState>,
+    /// Until when every type is paused (ms since the Unix epoch): clients see every type off
+    /// while `types` still says what is configured. `None`: not paused.
+    #[serde(default)]
+    pub paused_until_ms: Option<u64>,
 }
 
 /// One event type: whether it is on, who may reach agents through it, and its store.
@@ -370,6 +374,7 @@ mod tests {
                 reason: "line 3: bad".into(),
             },
             clients: vec![],
+            paused_until_ms: Some(1),
         };
         let text = serde_json::to_string(&state).unwrap();
         assert_eq!(serde_json::from_str::<State>(&text).unwrap(), state);

@@ -260,6 +260,7 @@ mod tests {
                     last_delivery_ms: Some(1),
                 }],
             }],
+            paused_until_ms: None,
         }
     }
 

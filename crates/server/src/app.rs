@@ -1,0 +1,394 @@
+//! What the menu-bar app calls: one function per bridge command on a [`Handle`]
+//! (docs/decisions/app.md; the contract is the app's `commands.json`). Each change goes
+//! through `Handle::update_settings` (saved, then applied live, the path a file edit takes)
+//! and answers with the new [`SettingsView`].
+//!
+//! The view carries the allowlists in full and the HTTP token: it is the app's, never sent
+//! to a client (clients see `State`, which holds neither).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use tidings_core::EventType;
+use tidings_core::allowlist::{self, AllowKind};
+use tidings_core::settings::MAX_BACKFILL_DAYS;
+
+use crate::daemon::DaemonError;
+use crate::engine::Handle;
+use crate::http::auth::AuthMode;
+use crate::http::token::{self, TokenError};
+use crate::state::now_ms;
+
+/// The longest backfill window the app offers (the file accepts up to ten years).
+pub const MAX_APP_BACKFILL_DAYS: u32 = 365;
+
+/// The longest pause (a week): a pause is for "not now", the type switches are for "never".
+pub const MAX_PAUSE_MINUTES: u32 = 7 * 24 * 60;
+
+/// The settings window's whole view of the settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsView {
+    /// One entry per event type, in `EventType::ALL` order.
+    pub types: Vec<TypeView>,
+    /// The loopback HTTP endpoint.
+    pub http: HttpView,
+    /// Whether the app may show notifications.
+    pub notifications: bool,
+    /// Until when every type is paused (ms since the Unix epoch), if paused.
+    pub paused_until_ms: Option<u64>,
+    /// Whether the first-run walk-through is still to be shown.
+    pub first_run: bool,
+    /// The JSON to paste into a client's MCP configuration.
+    pub connect_snippet: String,
+}
+
+/// One event type's settings, with its allowlist in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeView {
+    /// The wire name (`mail.received`).
+    pub name: String,
+    /// Whether it is configured on (a pause does not change this).
+    pub enabled: bool,
+    /// The allowlist entries, as settings.toml holds them.
+    pub allow: Vec<String>,
+    /// The backfill window in days (`0`: off).
+    pub backfill_days: u32,
+    /// What an agent can see, in a sentence.
+    pub reach: String,
+    /// The menu's line under the type: "from acme.com and 2 more".
+    pub summary: String,
+}
+
+/// The HTTP endpoint as configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpView {
+    /// Whether it is on in settings.
+    pub enabled: bool,
+    /// The port it listens on.
+    pub port: u16,
+    /// The bearer token, when one is stored; `None` without a token (not made yet, no
+    /// keychain, or `--no-auth`).
+    pub token: Option<String>,
+}
+
+/// The answer to `check_allow_entry`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowCheck {
+    /// Whether the entry would be accepted.
+    pub ok: bool,
+    /// What it names, when accepted.
+    pub kind: Option<AllowKind>,
+    /// Why not, when refused.
+    pub reason: Option<String>,
+}
+
+/// Why an app command did nothing. Each message names the field and the limit.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppError {
+    /// No event type has this name.
+    #[error("unknown event type `{name}`; use mail.received or messages.received")]
+    UnknownType {
+        /// The name given (cut).
+        name: String,
+    },
+    /// An allowlist entry (or the list) was refused.
+    #[error("the {event_type} allowlist was not saved: {reason}")]
+    Allowlist {
+        /// The type's wire name.
+        event_type: &'static str,
+        /// The first bad entry and why.
+        reason: String,
+    },
+    /// `days` is out of range.
+    #[error("backfill days must be 0 (off) to {MAX_APP_BACKFILL_DAYS}, got {days}")]
+    BackfillDays {
+        /// The value given.
+        days: u32,
+    },
+    /// Port 0 was asked for.
+    #[error("the HTTP port must be 1 to 65535, got 0")]
+    Port,
+    /// `minutes` is out of range.
+    #[error("a pause must last 1 to {MAX_PAUSE_MINUTES} minutes (a week), got {minutes}")]
+    PauseMinutes {
+        /// The value given.
+        minutes: u32,
+    },
+    /// The endpoint runs without a token (`--demo --no-auth`).
+    #[error("the HTTP endpoint runs without a token (--no-auth), so there is none to rotate")]
+    NoAuth,
+    /// The keychain could not be used.
+    #[error("the HTTP token could not be rotated: {0}")]
+    Token(String),
+    /// The settings could not be saved.
+    #[error(transparent)]
+    Settings(#[from] DaemonError),
+}
+
+fn event_type(name: &str) -> Result<EventType, AppError> {
+    EventType::from_name(name).ok_or_else(|| AppError::UnknownType {
+        name: tidings_core::text::sanitize(name, tidings_core::text::MAX_ECHO_CHARS),
+    })
+}
+
+/// The settings as the window shows them. Reads the token from the keychain (on a blocking
+/// thread), so it is async.
+pub async fn settings_view(handle: &Handle) -> SettingsView {
+    let token = current_token(handle).await;
+    settings_view_with_token(handle, token)
+}
+
+fn settings_view_with_token(handle: &Handle, token: Option<String>) -> SettingsView {
+    let settings = handle.settings();
+    let types = EventType::ALL
+        .into_iter()
+        .map(|ty| {
+            let t = settings.for_type(ty);
+            TypeView {
+                name: ty.name().to_owned(),
+                enabled: t.enabled,
+                allow: t.allow.iter().map(|e| e.0.to_string()).collect(),
+                backfill_days: t.backfill_days,
+                reach: allowlist::reach_sentence(ty, t),
+                summary: allowlist::allow_summary(t),
+            }
+        })
+        .collect();
+    SettingsView {
+        types,
+        http: HttpView {
+            enabled: settings.http.enabled,
+            port: settings.http.listen.port(),
+            token,
+        },
+        notifications: settings.notifications.enabled,
+        paused_until_ms: handle.paused_until_ms(),
+        first_run: handle.first_run(),
+        connect_snippet: connect_snippet(),
+    }
+}
+
+/// The stored token (never made here), `None` when there is none or no keychain.
+async fn current_token(handle: &Handle) -> Option<String> {
+    let source = handle.auth_source().clone();
+    tokio::task::spawn_blocking(move || match source() {
+        Ok(AuthMode::Token(keychain)) => token::load(keychain.as_ref())
+            .ok()
+            .flatten()
+            .map(|t| t.expose().to_owned()),
+        _ => None,
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Turn `event_type` on or off (saved and applied live).
+pub async fn set_type_enabled(
+    handle: &Handle,
+    event_type_name: &str,
+    enabled: bool,
+) -> Result<SettingsView, AppError> {
+    let ty = event_type(event_type_name)?;
+    handle.update_settings(|s| s.for_type_mut(ty).enabled = enabled)?;
+    Ok(settings_view(handle).await)
+}
+
+/// Check one allowlist entry as it is typed.
+pub fn check_allow_entry(event_type_name: &str, entry: &str) -> AllowCheck {
+    let checked = event_type(event_type_name)
+        .map_err(|e| e.to_string())
+        .and_then(|ty| allowlist::check_allow_entry(ty, entry));
+    match checked {
+        Ok(kind) => AllowCheck {
+            ok: true,
+            kind: Some(kind),
+            reason: None,
+        },
+        Err(reason) => AllowCheck {
+            ok: false,
+            kind: None,
+            reason: Some(reason),
+        },
+    }
+}
+
+/// Replace `event_type`'s allowlist; refused whole, naming the first bad entry, when any
+/// entry is bad.
+pub async fn set_allowlist(
+    handle: &Handle,
+    event_type_name: &str,
+    entries: &[String],
+) -> Result<SettingsView, AppError> {
+    let ty = event_type(event_type_name)?;
+    let allow = allowlist::check_allowlist(ty, entries).map_err(|reason| AppError::Allowlist {
+        event_type: ty.name(),
+        reason,
+    })?;
+    handle.update_settings(|s| s.for_type_mut(ty).allow = allow)?;
+    Ok(settings_view(handle).await)
+}
+
+/// Set `event_type`'s backfill window, 0 (off) to [`MAX_APP_BACKFILL_DAYS`].
+pub async fn set_backfill_days(
+    handle: &Handle,
+    event_type_name: &str,
+    days: u32,
+) -> Result<SettingsView, AppError> {
+    const _: () = assert!(MAX_APP_BACKFILL_DAYS <= MAX_BACKFILL_DAYS);
+    let ty = event_type(event_type_name)?;
+    if days > MAX_APP_BACKFILL_DAYS {
+        return Err(AppError::BackfillDays { days });
+    }
+    handle.update_settings(|s| s.for_type_mut(ty).backfill_days = days)?;
+    Ok(settings_view(handle).await)
+}
+
+/// Turn the HTTP endpoint on or off and set its port (the address stays loopback as set).
+pub async fn set_http(handle: &Handle, enabled: bool, port: u16) -> Result<SettingsView, AppError> {
+    if port == 0 {
+        return Err(AppError::Port);
+    }
+    handle.update_settings(|s| {
+        s.http.enabled = enabled;
+        s.http.listen.set_port(port);
+    })?;
+    Ok(settings_view(handle).await)
+}
+
+/// Let the app notify, or not.
+pub async fn set_notifications(handle: &Handle, enabled: bool) -> Result<SettingsView, AppError> {
+    handle.update_settings(|s| s.notifications.enabled = enabled)?;
+    Ok(settings_view(handle).await)
+}
+
+/// A fresh HTTP token, as `tidings token rotate` makes it: written to the keychain the
+/// endpoint uses, then the running endpoint re-reads it and ends the streams opened with the
+/// old one. Refused under `--no-auth`.
+pub async fn rotate_http_token(handle: &Handle) -> Result<SettingsView, AppError> {
+    let source = handle.auth_source().clone();
+    let fresh = tokio::task::spawn_blocking(move || match source() {
+        Ok(AuthMode::Token(keychain)) => {
+            token::rotate(keychain.as_ref()).map_err(|e: TokenError| AppError::Token(e.to_string()))
+        }
+        Ok(AuthMode::NoAuth) => Err(AppError::NoAuth),
+        Err(e) => Err(AppError::Token(e.to_string())),
+    })
+    .await
+    .map_err(|e| AppError::Token(format!("the keychain task failed: {e}")))??;
+    if let Some(reload) = handle.daemon().token_reload() {
+        tokio::task::spawn_blocking(move || reload.reload_blocking())
+            .await
+            .map_err(|e| AppError::Token(format!("the keychain task failed: {e}")))?
+            .map_err(AppError::Token)?;
+    }
+    Ok(settings_view_with_token(
+        handle,
+        Some(fresh.expose().to_owned()),
+    ))
+}
+
+/// Pause every type for `minutes` (1 to [`MAX_PAUSE_MINUTES`]); a new pause replaces one
+/// running.
+pub async fn pause_all(handle: &Handle, minutes: u32) -> Result<SettingsView, AppError> {
+    if minutes == 0 || minutes > MAX_PAUSE_MINUTES {
+        return Err(AppError::PauseMinutes { minutes });
+    }
+    handle.pause_until(now_ms() + u64::from(minutes) * 60_000);
+    Ok(settings_view(handle).await)
+}
+
+/// End a pause now.
+pub async fn resume_all(handle: &Handle) -> SettingsView {
+    handle.resume_all();
+    settings_view(handle).await
+}
+
+/// The walk-through is done.
+pub fn finish_first_run(handle: &Handle) {
+    handle.finish_first_run();
+}
+
+/// The shim's name.
+const SHIM: &str = "tidings-mcp";
+
+/// The JSON snippet that connects a client (docs/clients.md, Claude Desktop): the shim next
+/// to the running executable, else the one on `PATH`, else its bare name.
+pub fn connect_snippet() -> String {
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    let path = std::env::var_os("PATH");
+    let shim = find_shim(exe_dir.as_deref(), path.as_deref())
+        .map_or_else(|| SHIM.to_owned(), |p| p.display().to_string());
+    snippet_for(&shim)
+}
+
+/// The shim beside `exe_dir`, else the first on `path`.
+fn find_shim(exe_dir: Option<&Path>, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    let beside = exe_dir.map(|d| d.join(SHIM)).filter(|p| p.is_file());
+    beside.or_else(|| {
+        std::env::split_paths(path?)
+            .map(|d| d.join(SHIM))
+            .find(|p| p.is_file())
+    })
+}
+
+fn snippet_for(command: &str) -> String {
+    let value = serde_json::json!({
+        "mcpServers": {"tidings": {"command": command, "args": []}}
+    });
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snippet_names_the_shim_beside_the_executable_first() {
+        let beside = tempfile::tempdir().unwrap();
+        let on_path = tempfile::tempdir().unwrap();
+        std::fs::write(on_path.path().join(SHIM), "").unwrap();
+        let path = std::env::join_paths([on_path.path()]).unwrap();
+        assert_eq!(
+            find_shim(Some(beside.path()), Some(&path)),
+            Some(on_path.path().join(SHIM))
+        );
+        std::fs::write(beside.path().join(SHIM), "").unwrap();
+        assert_eq!(
+            find_shim(Some(beside.path()), Some(&path)),
+            Some(beside.path().join(SHIM))
+        );
+        assert_eq!(find_shim(None, None), None);
+        let snippet: serde_json::Value =
+            serde_json::from_str(&snippet_for("/A/tidings-mcp")).unwrap();
+        assert_eq!(
+            snippet,
+            serde_json::json!({"mcpServers": {"tidings": {"command": "/A/tidings-mcp", "args": []}}})
+        );
+    }
+
+    #[test]
+    fn an_entry_check_answers_in_the_contract_shape() {
+        let ok = serde_json::to_value(check_allow_entry("mail.received", "acme.com")).unwrap();
+        assert_eq!(
+            ok,
+            serde_json::json!({"ok": true, "kind": "domain", "reason": null})
+        );
+        let bad = check_allow_entry("messages.received", "+1202*x");
+        assert!(!bad.ok && bad.kind.is_none());
+        let unknown = check_allow_entry("mail", "acme.com");
+        assert!(
+            unknown
+                .reason
+                .unwrap()
+                .contains("unknown event type `mail`")
+        );
+    }
+}
