@@ -42,6 +42,71 @@ pub struct State {
     pub paused_until_ms: Option<u64>,
 }
 
+impl State {
+    /// The tray's status line: what is wrong first (a rejected settings file, a store an
+    /// enabled type cannot read, an HTTP endpoint that failed), then a pause, then how many
+    /// clients listen (those with a subscription: `tidings status` itself does not count).
+    /// Times are local ("Paused until 15:30").
+    pub fn headline(&self) -> String {
+        self.headline_with(local_time_of_day)
+    }
+
+    /// [`headline`](State::headline) with `clock` turning ms since the epoch into a time.
+    pub fn headline_with(&self, clock: impl Fn(u64) -> String) -> String {
+        if let SettingsFileState::Rejected { line, .. } = &self.settings {
+            return match line {
+                Some(line) => format!("settings.toml rejected (line {line})"),
+                None => "settings.toml rejected".to_owned(),
+            };
+        }
+        let enabled = || self.types.iter().filter(|t| t.enabled);
+        for (access, say) in [
+            (StoreAccess::PermissionDenied, "{} needs Full Disk Access"),
+            (StoreAccess::Missing, "No {} store found"),
+            (StoreAccess::SchemaProblem, "{} store has an unknown schema"),
+            (StoreAccess::Unreadable, "{} store cannot be read"),
+        ] {
+            if let Some(ty) = enabled().find(|t| t.store.access == access) {
+                return say.replace("{}", app_name(&ty.name));
+            }
+        }
+        if let HttpEndpointState::Failed { .. } = self.http {
+            return "HTTP endpoint failed to start".to_owned();
+        }
+        if let Some(until) = self.paused_until_ms {
+            return format!("Paused until {}", clock(until));
+        }
+        match self
+            .clients
+            .iter()
+            .filter(|c| !c.revoked && !c.subscriptions.is_empty())
+            .count()
+        {
+            0 => "No clients listening".to_owned(),
+            1 => "1 client listening".to_owned(),
+            n => format!("{n} clients listening"),
+        }
+    }
+}
+
+/// The app a type's store belongs to, as people name it.
+fn app_name(type_name: &str) -> &str {
+    match type_name {
+        "mail.received" => "Mail",
+        "messages.received" => "Messages",
+        other => other,
+    }
+}
+
+/// `15:30` in the local time zone.
+fn local_time_of_day(ms: u64) -> String {
+    i64::try_from(ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.with_timezone(&chrono::Local).format("%H:%M").to_string())
+        .unwrap_or_default()
+}
+
 /// One event type: whether it is on, who may reach agents through it, and its store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -355,6 +420,120 @@ mod tests {
         assert_eq!(s.describe(), "3 addresses, 1 domain");
         assert_eq!(s.total(), 4);
         assert_eq!(AllowlistSummary::default().describe(), "none");
+    }
+
+    fn store(access: StoreAccess) -> StoreState {
+        StoreState {
+            path: "~/x".into(),
+            access,
+            problem: None,
+            last_scan_error: None,
+            last_change_ms: None,
+            backfilled: 0,
+            unreadable_rows: 0,
+        }
+    }
+
+    fn type_state(name: &str, enabled: bool, access: StoreAccess) -> TypeState {
+        TypeState {
+            name: name.into(),
+            enabled,
+            allowlist: AllowlistSummary::default(),
+            backfill_days: 7,
+            store: store(access),
+        }
+    }
+
+    fn client(id: u64, subscribed: bool) -> ClientState {
+        ClientState {
+            id,
+            name: None,
+            version: None,
+            transport: Transport::Socket,
+            connected_since_ms: 0,
+            pid: None,
+            revoked: false,
+            subscriptions: if subscribed {
+                vec![SubscriptionState {
+                    event_type: "mail.received".into(),
+                    filter: BTreeMap::new(),
+                    mode: Mode::Push,
+                    delivered: 0,
+                    last_delivery_ms: None,
+                }]
+            } else {
+                vec![]
+            },
+        }
+    }
+
+    fn healthy() -> State {
+        State {
+            version: "1".into(),
+            socket: None,
+            connections: 0,
+            streams: 0,
+            types: vec![
+                type_state("mail.received", true, StoreAccess::Ok),
+                type_state("messages.received", false, StoreAccess::Ok),
+            ],
+            http: HttpEndpointState::Off,
+            settings: SettingsFileState::Ok,
+            clients: vec![],
+            paused_until_ms: None,
+        }
+    }
+
+    #[test]
+    fn the_headline_counts_listening_clients() {
+        let mut s = healthy();
+        assert_eq!(s.headline(), "No clients listening");
+        s.clients = vec![client(1, true), client(2, false)];
+        assert_eq!(
+            s.headline(),
+            "1 client listening",
+            "a client without a subscription"
+        );
+        s.clients.push(client(3, true));
+        assert_eq!(s.headline(), "2 clients listening");
+        s.clients[0].revoked = true;
+        assert_eq!(s.headline(), "1 client listening", "a revoked client");
+    }
+
+    #[test]
+    fn the_headline_says_what_is_wrong_first() {
+        let mut s = healthy();
+        s.clients = vec![client(1, true)];
+        s.paused_until_ms = Some(1);
+        assert_eq!(s.headline_with(|_| "15:30".into()), "Paused until 15:30");
+        s.types[0].store.access = StoreAccess::Missing;
+        assert_eq!(s.headline(), "No Mail store found");
+        s.types[1] = type_state("messages.received", true, StoreAccess::PermissionDenied);
+        assert_eq!(
+            s.headline(),
+            "Messages needs Full Disk Access",
+            "before a missing one"
+        );
+        s.types[1].enabled = false;
+        s.types[0].store.access = StoreAccess::PermissionDenied;
+        assert_eq!(s.headline(), "Mail needs Full Disk Access");
+        s.settings = SettingsFileState::Rejected {
+            line: Some(3),
+            reason: "settings.toml line 3 is invalid".into(),
+        };
+        assert_eq!(s.headline(), "settings.toml rejected (line 3)");
+    }
+
+    #[test]
+    fn a_disabled_type_store_problem_is_not_the_headline() {
+        let mut s = healthy();
+        s.types[1].store.access = StoreAccess::PermissionDenied;
+        assert_eq!(s.headline(), "No clients listening");
+        s.http = HttpEndpointState::Failed {
+            listen: "127.0.0.1:1".into(),
+            error: "taken".into(),
+        };
+        assert_eq!(s.headline(), "HTTP endpoint failed to start");
     }
 
     #[test]
