@@ -259,7 +259,7 @@ impl Daemon {
     }
 
     /// Pause every type until `until_ms` (ms since the Unix epoch): clients see every type
-    /// off, exactly as if each were turned off (streams end NotFound, `events/list` empties,
+    /// off, exactly as if each were turned off (streams end `NotFound`, `events/list` empties,
     /// `list_changed`), while settings.toml keeps them configured. At `until_ms`, or at
     /// [`resume`](Daemon::resume), it is as if they were turned back on. Not saved: a
     /// restart resumes (docs/decisions/app.md).

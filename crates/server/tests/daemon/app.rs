@@ -16,7 +16,7 @@ use tidings_server::http::auth::AuthMode;
 use tidings_server::state::now_ms;
 use tidings_server::{Handle, Tidings, app};
 
-/// NotFound (SEP-3415): what a stream of a type turned off ends with.
+/// `NotFound` (SEP-3415): what a stream of a type turned off ends with.
 const NOT_FOUND: i64 = -32023;
 
 fn runtime() -> tokio::runtime::Runtime {
