@@ -66,7 +66,6 @@ async function start(): Promise<void> {
     s.panel.id = `panel-${s.id}`;
     s.panel.setAttribute("role", "tabpanel");
     s.panel.setAttribute("aria-labelledby", `tab-${s.id}`);
-    s.panel.tabIndex = 0;
     s.panel.hidden = true;
     main.append(s.panel);
   }
