@@ -126,6 +126,7 @@ test("event types: toggle, allowlist validated as you type, backfill limits, rea
     await page.getByRole("button", { name: "Remove example.net from the Mail allowlist" }).click();
     await page.waitForFunction(() => document.querySelectorAll("[data-type='mail.received'] .entry").length === 4);
     assert.deepEqual((await calls(page, "set_allowlist")).at(-1).entries, ["example.com", "example.org", "+120255501*", "ana@example.org"]);
+    assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), `allow-input-${mail}`, "focus stays in the editor");
 
     // The backfill window: the limit is named before anything is sent.
     const backfill = page.getByTestId(`backfill-${mail}`);

@@ -217,7 +217,12 @@ function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
             class: "btn small",
             text: "Remove",
             attrs: { type: "button", "aria-label": `Remove ${entry} from the ${label} allowlist` },
-            on: { click: () => void setAllow((current()?.allow ?? []).filter((x) => x !== entry)) },
+            on: {
+              // The row goes away with its button: keep the keyboard in the editor.
+              click: async () => {
+                if (await setAllow((current()?.allow ?? []).filter((x) => x !== entry))) input.focus();
+              },
+            },
           }),
         ),
       );
