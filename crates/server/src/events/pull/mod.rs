@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::errors::request_error;
 use super::wire::blocking;
-use crate::clients::{ConnectionState, filter_summary, sender_of};
+use crate::clients::{ConnectionState, Revocation, filter_summary, sender_of};
 use crate::daemon::Daemon;
 use crate::state::Mode;
 use args::{CursorArg, PullArgs};
@@ -424,6 +424,11 @@ async fn wait(
             () = ctx.ct.cancelled() => return Ok(None),
             () = conn.closed.cancelled() => return Ok(None),
             () = shutdown.cancelled() => return Ok(None),
+            // Revoked by the user: the wait ends now, with what the next request would hear.
+            () = conn.revoked.cancelled() => {
+                let why = conn.revocation().unwrap_or(Revocation::ByUser);
+                return Err(super::errors::revoked(why).message.to_string());
+            }
             () = tokio::time::sleep_until(deadline) => {}
             changed = settings_rx.changed() => {
                 if changed.is_err() {
