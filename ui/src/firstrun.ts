@@ -17,6 +17,7 @@ export interface FirstRun {
 export function firstRun(ctx: Ctx): FirstRun {
   const stores = h("ul", { class: "checks", attrs: { "data-testid": "firstrun-stores" } });
 
+  const reach = h("p", { class: "reach", attrs: { "data-testid": "firstrun-reach" } });
   const typeId = uid("fr-type");
   const typeSelect = h("select", { id: typeId, attrs: { "data-testid": "firstrun-type" } });
   const entryId = uid("fr-entry");
@@ -52,7 +53,10 @@ export function firstRun(ctx: Ctx): FirstRun {
     entryMsg.dataset.tone = ok ? "ok" : "error";
   }
   entry.addEventListener("input", () => void check());
-  typeSelect.addEventListener("change", () => void check());
+  typeSelect.addEventListener("change", () => {
+    setText(reach, ctx.model.settings?.types.find((t) => t.name === typeSelect.value)?.reach ?? "");
+    void check();
+  });
   turnOn.addEventListener("click", async () => {
     await check();
     if (!ok) return;
@@ -73,7 +77,6 @@ export function firstRun(ctx: Ctx): FirstRun {
       entryMsg.dataset.tone = "error";
     }
   });
-  const reach = h("p", { class: "reach", attrs: { "data-testid": "firstrun-reach" } });
 
   const snippet = h("pre", { class: "snippet", attrs: { "data-testid": "connect-snippet", tabindex: 0, "aria-label": "Client configuration snippet" } });
   const copyMsg = h("span", { class: "msg inline", attrs: { "aria-live": "polite" } });

@@ -19,13 +19,17 @@ export function installFakeBridge(seed) {
   function typeOf(eventType) {
     return data.settings.types.find((t) => t.name === eventType);
   }
-  function settingsChanged() {
+  // The derived lines, as the app words them (roughly): kept true to the seed's lists.
+  function derive() {
     for (const t of data.settings.types) {
       t.summary = t.allow.length ? `from ${t.allow[0]}${t.allow.length > 1 ? ` and ${t.allow.length - 1} more` : ""}` : "from nobody";
       t.reach = t.enabled && t.allow.length
         ? `Agents can receive ${t.name === "mail.received" ? "mail" : "messages"} from ${t.allow.join(", ")}; nothing else. Never the body.`
         : `Agents receive no ${t.name === "mail.received" ? "mail" : "messages"}.`;
     }
+  }
+  function settingsChanged() {
+    derive();
     emit("settings-changed", data.settings);
     return clone(data.settings);
   }
@@ -51,6 +55,8 @@ export function installFakeBridge(seed) {
     if (/^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(s) && !/^[0-9.]+$/.test(s)) return { ok: true, kind: "domain", reason: null };
     return no(`\`${s}\` is not an address, a phone number, a domain or a prefix ending in \`*\``);
   }
+
+  derive();
 
   const handlers = {
     get_state: () => clone(data.state),

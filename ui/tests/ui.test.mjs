@@ -317,6 +317,10 @@ test("first run: what Tidings does, the stores, a first type on, the snippet, Do
     assert.match(await page.getByTestId("firstrun-stores").innerText(), /The Mail store was found and is readable\./);
     assert.match(await page.getByTestId("connect-snippet").innerText(), /"mcpServers"/);
 
+    await page.getByTestId("firstrun-type").selectOption("messages.received");
+    assert.match(await page.getByTestId("firstrun-reach").innerText(), /Agents receive no messages\./);
+    await page.getByTestId("firstrun-type").selectOption("mail.received");
+    assert.match(await page.getByTestId("firstrun-reach").innerText(), /Agents receive no mail\./);
     const entry = page.getByTestId("firstrun-entry");
     await entry.fill("acme");
     await page.waitForFunction(() => document.querySelector("[data-testid=firstrun-msg]").textContent !== "");
