@@ -59,7 +59,7 @@ export function advancedSection(ctx: Ctx): Section {
     class: "token",
     attrs: { type: "password", readonly: true, "data-testid": "http-token", spellcheck: "false" },
   });
-  const show = h("button", { class: "btn fixed-w", text: "Show", attrs: { type: "button", "aria-pressed": "false", "aria-label": "Show token" } });
+  const show = h("button", { class: "btn show-w", text: "Show", attrs: { type: "button", "aria-pressed": "false", "aria-label": "Show token" } });
   const copy = h("button", { class: "btn", text: "Copy", attrs: { type: "button", "aria-label": "Copy token" } });
   const rotate = h("button", { class: "btn", text: "Rotate…", attrs: { type: "button", "aria-label": "Rotate token" } });
   const tokenMsg = h("p", { class: "msg", attrs: { "aria-live": "polite", "data-testid": "token-msg" } });
