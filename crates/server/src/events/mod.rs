@@ -225,9 +225,15 @@ impl ServerHandler for EventsHandler {
         self.admit(&ctx)?;
         if pull::is_pull_tool(&request.name) {
             let conn = self.conn(&ctx).ok();
-            return pull::call(&self.daemon, conn, &self.pull, request, ctx)
-                .await
-                .map(CallToolResponse::Complete);
+            return pull::call(
+                &self.daemon,
+                conn,
+                self.conn.is_some().then_some(&*self.pull),
+                request,
+                ctx,
+            )
+            .await
+            .map(CallToolResponse::Complete);
         }
         match self.daemon.demo() {
             Some(demo) => tools::call(demo, request)

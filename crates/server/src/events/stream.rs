@@ -36,6 +36,11 @@ use crate::daemon::Daemon;
 use crate::hub::LATENCY;
 use crate::state::Mode;
 
+/// The request `_meta` key with which `tidings-mcp --channel` marks its streams, so the app
+/// lists them as `channel` rather than `push` (docs/decisions/channel.md). A label only: it
+/// changes nothing about what the stream may receive.
+pub const CHANNEL_META: &str = "dev.tidings/channel";
+
 /// Events per engine call: bounded work between checks for cancellation.
 const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
 
@@ -89,6 +94,11 @@ pub async fn stream(
     let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();
     let engine = Arc::clone(daemon.engine());
+    let mode = if ctx.meta.get(CHANNEL_META) == Some(&Value::Bool(true)) {
+        Mode::Channel
+    } else {
+        Mode::Push
+    };
     let mut s = Stream {
         peer: ctx.peer.clone(),
         id: ctx.id.clone(),
@@ -103,7 +113,7 @@ pub async fn stream(
         tracked: conn.subscribe(
             params.name.as_str(),
             filter_summary(&params.arguments),
-            Mode::Push,
+            mode,
         ),
     };
     let (cursor, truncated, failure) = match s.start().await {
