@@ -102,6 +102,16 @@ fn pause_all_ends_streams_and_empties_the_list_until_resume() {
         "the demo turns both on"
     );
     open_stream(&mut client, 1);
+    let listen = json!(50);
+    let mark = client.mark();
+    client.request(
+        50,
+        "subscriptions/listen",
+        json!({"notifications": {"eventsListChanged": true, "toolsListChanged": true}}),
+    );
+    client.wait_for("the listen acknowledged", mark, |f| {
+        is_note(f, "notifications/subscriptions/acknowledged", &listen)
+    });
 
     let mark = client.mark();
     let view = rt.block_on(app::pause_all(&handle, 60)).unwrap();
@@ -120,6 +130,10 @@ fn pause_all_ends_streams_and_empties_the_list_until_resume() {
         terminated["params"]["error"]["code"], NOT_FOUND,
         "{terminated}"
     );
+    for note in ["events", "tools"] {
+        let method = format!("notifications/{note}/list_changed");
+        client.wait_for(&method, mark, |f| is_note(f, &method, &listen));
+    }
     wait_listed(&mut client, &mut id, "an empty list", <[String]>::is_empty);
     let mut rx = handle.state();
     let state = rt
@@ -136,8 +150,12 @@ fn pause_all_ends_streams_and_empties_the_list_until_resume() {
         state.headline()
     );
 
+    let mark = client.mark();
     let view = rt.block_on(app::resume_all(&handle));
     assert_eq!(view.paused_until_ms, None);
+    client.wait_for("list_changed on resume", mark, |f| {
+        is_note(f, "notifications/events/list_changed", &listen)
+    });
     wait_listed(&mut client, &mut id, "both types back", |n| n.len() == 2);
     open_stream(&mut client, 2);
 
