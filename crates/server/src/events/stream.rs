@@ -28,7 +28,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::errors::{
-    allowlist_removed, error_object, refused, request_error, revoked, store_error, type_turned_off,
+    NOT_FOUND, allowlist_removed, daemon_request_error, error_object, paused_until, refused,
+    request_error, revoked, store_error, type_paused, type_turned_off,
 };
 use super::wire::{blocking, final_result, notify};
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
@@ -88,7 +89,7 @@ pub async fn stream(
     let mut settings_rx = daemon.settings_receiver();
     let settings = settings_rx.borrow_and_update().clone();
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
-        .map_err(|e| request_error(e, daemon.settings_path()))?;
+        .map_err(|e| daemon_request_error(e, daemon))?;
     let _slot = conn.acquire(&ctx.id).map_err(refused)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type());
@@ -170,7 +171,12 @@ pub async fn stream(
                     break End::Closed;
                 }
                 let settings = settings_rx.borrow_and_update().clone();
-                if let Err(ended) = s.revalidate(&params, &settings) {
+                if let Err(mut ended) = s.revalidate(&params, &settings) {
+                    // Hidden by a pause, not turned off: say so, and until when.
+                    let ty = s.sub.event_type();
+                    if ended.code == NOT_FOUND && let Some(until) = paused_until(daemon, ty) {
+                        ended = type_paused(ty, until);
+                    }
                     tracing::debug!(event_type = %s.sub.event_type(), code = ended.code.0, "stream terminated by settings");
                     break s.terminate(&ended).await;
                 }

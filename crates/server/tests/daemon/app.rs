@@ -130,6 +130,22 @@ fn pause_all_ends_streams_and_empties_the_list_until_resume() {
         terminated["params"]["error"]["code"], NOT_FOUND,
         "{terminated}"
     );
+    let data = &terminated["params"]["error"]["data"];
+    assert_eq!(data["reason"], "paused", "{terminated}");
+    assert_eq!(data["pausedUntilMs"], until, "{terminated}");
+    // A request on a paused type says it is paused and until when, not how to turn it on.
+    let error = client.error(
+        60,
+        "events/poll",
+        json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}}),
+    );
+    assert_eq!(error["code"], NOT_FOUND, "{error}");
+    assert_eq!(error["data"]["reason"], "paused", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`mail.received` is paused in Tidings until 20"),
+        "{message}"
+    );
     for note in ["events", "tools"] {
         let method = format!("notifications/{note}/list_changed");
         client.wait_for(&method, mark, |f| is_note(f, &method, &listen));

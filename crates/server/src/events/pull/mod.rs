@@ -31,7 +31,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
-use super::errors::request_error;
+use super::errors::{daemon_request_error, request_error, utc_time};
 use super::wire::blocking;
 use crate::clients::{ConnectionState, Revocation, filter_summary, sender_of};
 use crate::daemon::Daemon;
@@ -294,6 +294,15 @@ fn subscriptions(
             .filter(|t| settings.for_type(*t).enabled)
             .collect(),
     };
+    if types.is_empty()
+        && let Some(until) = daemon.paused_until_ms()
+    {
+        return Err(format!(
+            "every event type is paused in Tidings until {}; they come back by themselves \
+             then, or when the user resumes them in the menu bar",
+            utc_time(until)
+        ));
+    }
     if types.is_empty() {
         return Err(format!(
             "no event type is turned on in Tidings; turn one on in the menu bar or set \
@@ -306,7 +315,7 @@ fn subscriptions(
         .into_iter()
         .map(|ty| {
             Subscription::new(ty.name(), &args.arguments_for(ty), settings)
-                .map_err(|e| request_error(e, daemon.settings_path()).message.to_string())
+                .map_err(|e| daemon_request_error(e, daemon).message.to_string())
         })
         .collect()
 }
