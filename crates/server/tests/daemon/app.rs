@@ -166,12 +166,23 @@ fn pause_all_ends_streams_and_empties_the_list_until_resume() {
         state.headline()
     );
 
+    // A change made while paused is saved and takes effect when the pause ends.
+    let view = rt
+        .block_on(app::set_type_enabled(&handle, "messages.received", false))
+        .unwrap();
+    assert!(!view.types[1].enabled && view.paused_until_ms == Some(until));
+    assert!(listed(&mut client, &mut id).is_empty(), "still paused");
     let mark = client.mark();
     let view = rt.block_on(app::resume_all(&handle));
     assert_eq!(view.paused_until_ms, None);
     client.wait_for("list_changed on resume", mark, |f| {
         is_note(f, "notifications/events/list_changed", &listen)
     });
+    wait_listed(&mut client, &mut id, "mail back, messages off", |n| {
+        n == ["mail.received"]
+    });
+    rt.block_on(app::set_type_enabled(&handle, "messages.received", true))
+        .unwrap();
     wait_listed(&mut client, &mut id, "both types back", |n| n.len() == 2);
     open_stream(&mut client, 2);
 
