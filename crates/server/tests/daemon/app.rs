@@ -89,6 +89,37 @@ fn open_stream(client: &mut Client, id: u64) {
     });
 }
 
+/// `subscriptions/listen` for both list changes, as request `id`.
+fn listen_for_list_changes(client: &mut Client, id: u64) -> Value {
+    let listen = json!(id);
+    let mark = client.mark();
+    client.request(
+        id,
+        "subscriptions/listen",
+        json!({"notifications": {"eventsListChanged": true, "toolsListChanged": true}}),
+    );
+    client.wait_for("the listen acknowledged", mark, |f| {
+        is_note(f, "notifications/subscriptions/acknowledged", &listen)
+    });
+    listen
+}
+
+/// A request on a paused type says it is paused and until when, not how to turn it on.
+fn assert_a_poll_is_told_it_is_paused(client: &mut Client) {
+    let error = client.error(
+        60,
+        "events/poll",
+        json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}}),
+    );
+    assert_eq!(error["code"], NOT_FOUND, "{error}");
+    assert_eq!(error["data"]["reason"], "paused", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`mail.received` is paused in Tidings until 20"),
+        "{message}"
+    );
+}
+
 #[test]
 fn pause_all_ends_streams_and_empties_the_list_until_resume() {
     let rt = runtime();
@@ -102,16 +133,7 @@ fn pause_all_ends_streams_and_empties_the_list_until_resume() {
         "the demo turns both on"
     );
     open_stream(&mut client, 1);
-    let listen = json!(50);
-    let mark = client.mark();
-    client.request(
-        50,
-        "subscriptions/listen",
-        json!({"notifications": {"eventsListChanged": true, "toolsListChanged": true}}),
-    );
-    client.wait_for("the listen acknowledged", mark, |f| {
-        is_note(f, "notifications/subscriptions/acknowledged", &listen)
-    });
+    let listen = listen_for_list_changes(&mut client, 50);
 
     let mark = client.mark();
     let view = rt.block_on(app::pause_all(&handle, 60)).unwrap();
@@ -133,19 +155,7 @@ fn pause_all_ends_streams_and_empties_the_list_until_resume() {
     let data = &terminated["params"]["error"]["data"];
     assert_eq!(data["reason"], "paused", "{terminated}");
     assert_eq!(data["pausedUntilMs"], until, "{terminated}");
-    // A request on a paused type says it is paused and until when, not how to turn it on.
-    let error = client.error(
-        60,
-        "events/poll",
-        json!({"name": "mail.received", "arguments": {"domains": ["example.com"]}}),
-    );
-    assert_eq!(error["code"], NOT_FOUND, "{error}");
-    assert_eq!(error["data"]["reason"], "paused", "{error}");
-    let message = error["message"].as_str().unwrap();
-    assert!(
-        message.starts_with("`mail.received` is paused in Tidings until 20"),
-        "{message}"
-    );
+    assert_a_poll_is_told_it_is_paused(&mut client);
     for note in ["events", "tools"] {
         let method = format!("notifications/{note}/list_changed");
         client.wait_for(&method, mark, |f| is_note(f, &method, &listen));
