@@ -13,8 +13,9 @@ use tidings_core::EventType;
 use tidings_core::allowlist::{self, AllowKind};
 use tidings_core::settings::MAX_BACKFILL_DAYS;
 
+use crate::clients::Delivery;
 use crate::daemon::DaemonError;
-use crate::engine::Handle;
+use crate::engine::{Handle, RevokeError};
 use crate::http::auth::AuthMode;
 use crate::http::token::{self, TokenError};
 use crate::state::now_ms;
@@ -128,6 +129,9 @@ pub enum AppError {
     /// The settings could not be saved.
     #[error(transparent)]
     Settings(#[from] DaemonError),
+    /// The client to revoke is not connected.
+    #[error(transparent)]
+    Revoke(#[from] RevokeError),
 }
 
 fn event_type(name: &str) -> Result<EventType, AppError> {
@@ -309,6 +313,23 @@ pub async fn resume_all(handle: &Handle) -> SettingsView {
     settings_view(handle).await
 }
 
+/// The last deliveries, newest first (the window's Activity list; in memory only).
+pub fn activity(handle: &Handle) -> Vec<Delivery> {
+    let mut deliveries = handle.activity().snapshot();
+    deliveries.reverse();
+    deliveries
+}
+
+/// Forget every delivery shown.
+pub fn clear_activity(handle: &Handle) {
+    handle.activity().clear();
+}
+
+/// Revoke client `id` (from `State.clients`); refused, naming the id, when it left.
+pub fn revoke_client(handle: &Handle, id: u64) -> Result<(), AppError> {
+    Ok(handle.revoke(id)?)
+}
+
 /// The walk-through is done.
 pub fn finish_first_run(handle: &Handle) {
     handle.finish_first_run();
@@ -372,6 +393,59 @@ mod tests {
             snippet,
             serde_json::json!({"mcpServers": {"tidings": {"command": "/A/tidings-mcp", "args": []}}})
         );
+    }
+
+    #[test]
+    fn the_view_has_exactly_the_contract_keys() {
+        let view = SettingsView {
+            types: vec![TypeView {
+                name: "mail.received".into(),
+                enabled: true,
+                allow: vec!["acme.com".into()],
+                backfill_days: 7,
+                reach: "r".into(),
+                summary: "s".into(),
+            }],
+            http: HttpView {
+                enabled: false,
+                port: 3917,
+                token: None,
+            },
+            notifications: true,
+            paused_until_ms: None,
+            first_run: false,
+            connect_snippet: "{}".into(),
+        };
+        let v = serde_json::to_value(view).unwrap();
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(
+            keys(&v),
+            [
+                "connectSnippet",
+                "firstRun",
+                "http",
+                "notifications",
+                "pausedUntilMs",
+                "types"
+            ]
+        );
+        assert_eq!(
+            keys(&v["types"][0]),
+            [
+                "allow",
+                "backfillDays",
+                "enabled",
+                "name",
+                "reach",
+                "summary"
+            ]
+        );
+        assert_eq!(keys(&v["http"]), ["enabled", "port", "token"]);
+        assert!(v["pausedUntilMs"].is_null() && v["http"]["token"].is_null());
     }
 
     #[test]

@@ -7,8 +7,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{Client, WAIT, is_note};
+use crate::common::{Client, WAIT, Writer, is_event, is_note};
 use serde_json::{Value, json};
+use tidings_fixtures::MacHome;
 use tidings_platform::KeyringKeychain;
 use tidings_platform::keychain::SERVICE;
 use tidings_server::engine::{Config, DemoConfig, HttpConfig};
@@ -331,6 +332,38 @@ fn rotating_the_token_writes_a_fresh_one_to_the_endpoint_keychain() {
         rt.block_on(app::settings_view(&handle)).http.token,
         second.http.token
     );
+    handle.shutdown();
+    rt.block_on(async { tokio::time::timeout(WAIT, handle.join()).await })
+        .expect("join within the bound")
+        .unwrap();
+}
+
+#[test]
+fn activity_is_newest_first_and_revoking_a_gone_client_names_it() {
+    let rt = runtime();
+    let tmp = tempdir();
+    let handle = start(&rt, tmp.path(), KeyringKeychain::mock(SERVICE));
+    let mut client = Client::connect(handle.socket_path());
+    open_stream(&mut client, 1);
+    let writer = Writer::new(MacHome::new(tmp.path().join("demo")));
+    for sender in ["alice@example.com", "bob@example.com"] {
+        let event_id = writer.mail(sender);
+        client.wait_for("the event", 0, |f| is_event(f, &json!(1), &event_id));
+    }
+    let deadline = Instant::now() + WAIT;
+    while app::activity(&handle).len() < 2 {
+        assert!(Instant::now() < deadline, "two deliveries recorded");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let senders: Vec<String> = app::activity(&handle)
+        .into_iter()
+        .map(|d| d.sender)
+        .collect();
+    assert_eq!(senders, ["bob@example.com", "alice@example.com"]);
+    app::clear_activity(&handle);
+    assert!(app::activity(&handle).is_empty());
+    let err = app::revoke_client(&handle, 9_999).unwrap_err().to_string();
+    assert!(err.contains("no client 9999 is connected"), "{err}");
     handle.shutdown();
     rt.block_on(async { tokio::time::timeout(WAIT, handle.join()).await })
         .expect("join within the bound")
