@@ -1,6 +1,9 @@
-//! The settings window's Tauri commands (the bridge contract: /work/wt/tasks/app-contract.md,
-//! names in `src-tauri/commands.json`). Each is one call into `tidings_server`; a failure
-//! rejects with `{ "message": ... }`.
+//! The settings window's Tauri commands, the bridge `ui/` calls (names in
+//! `src-tauri/commands.json`). Each is one call into `tidings_server` (`app::*` or the
+//! `Handle`); a failure rejects with `{ "message": ... }`.
+
+// Tauri hands managed state to a command by value (`State<'_, T>` is a cheap reference).
+#![allow(clippy::needless_pass_by_value)]
 
 use serde::Serialize;
 use tauri::State as Managed;

@@ -27,7 +27,7 @@ fn main() -> std::process::ExitCode {
         .with_max_level(args.log_level())
         .with_ansi(false)
         .init();
-    match run(args) {
+    match run(&args) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("tidings-app: {error}");
@@ -38,8 +38,9 @@ fn main() -> std::process::ExitCode {
 
 /// Builds and runs the app until Quit. Returns only on a start-up error: on Quit, Tauri exits
 /// the process from its event loop (after `RunEvent::Exit`, where the engine is stopped).
-fn run(args: args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
+fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = args.config()?;
+    let open_settings = args.open_settings;
     let app = tauri::Builder::default()
         // First: a second launch hands over to this one and exits before it starts an engine
         // (plugins run before `setup`; spec desktop.md 1.1).
@@ -57,7 +58,7 @@ fn run(args: args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             app.manage(handle);
             let tray = tray::Tray::build(app.handle())?;
             bridge::spawn(app.handle(), tray);
-            if args.open_settings || first_run {
+            if open_settings || first_run {
                 show_settings(app.handle());
             }
             Ok(())

@@ -105,6 +105,8 @@ impl Tray {
     }
 }
 
+// The signature `TrayIconBuilder::on_menu_event` takes.
+#[allow(clippy::needless_pass_by_value)]
 fn on_menu_event(app: &AppHandle, event: MenuEvent) {
     let id = event.id().as_ref().to_owned();
     match id.as_str() {
