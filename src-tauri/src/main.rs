@@ -56,6 +56,7 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             eprintln!("tidings-app: serving on {}", handle.socket_path().display());
             let first_run = handle.first_run();
             app.manage(handle);
+            quit_on_signal(app.handle().clone());
             let tray = tray::Tray::build(app.handle())?;
             bridge::spawn(app.handle(), tray);
             if open_settings || first_run {
@@ -92,6 +93,27 @@ pub fn show_settings(app: &tauri::AppHandle) {
         let _ = window.show();
         let _ = window.set_focus();
     }
+}
+
+/// SIGTERM (launchd or systemd stopping the app, `kill`) and Ctrl-C quit as the menu's Quit
+/// does, so streams get their final frames and the socket file is removed.
+fn quit_on_signal(app: tauri::AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut term) = signal(SignalKind::terminate()) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        app.exit(0);
+    });
 }
 
 /// Stops the engine and waits for it: streams get their final frames, the socket file goes.
