@@ -1,15 +1,26 @@
 # Tidings: one entry point for the common jobs. Each target is a thin wrapper over cargo or a
 # script in scripts/, so the commands work the same without make.
 
-.PHONY: demo test check bench fmt build fuzz app app-demo app-e2e screenshots screenshots-menu
+.PHONY: demo test check bench fmt build fuzz ui ui-test screenshots app app-demo app-e2e screenshots-menu
 
 # The main job on a machine without Mail: the demo daemon on fixture stores.
 demo: build
 	./target/debug/tidings serve --demo --data-dir ./demo
 
-# Every check CI runs: installs what the tests need, then fmt, clippy and every test.
+# Every check CI runs: installs what the tests need, then fmt, clippy and every test, then
+# the settings window's browser tests.
 test:
 	scripts/test.sh
+	$(MAKE) ui-test
+
+# The settings window (ui/) in headless chromium against a fake bridge.
+ui-test:
+	scripts/ui-test.sh
+
+# Regenerate docs/screenshots/<section>-{light,dark}.png from the fake bridge (committed; not
+# part of `make test`).
+screenshots:
+	scripts/ui-test.sh --screenshots
 
 # The same checks without installing anything (for a machine that already has it all).
 check:
@@ -27,6 +38,10 @@ fuzz:
 
 fmt:
 	cargo fmt --all
+
+# The settings window's bundle, ui/dist, which the app embeds.
+ui:
+	cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build
 
 # The menu-bar app (needs scripts/install-deps.sh's packages and ui/dist: `make ui`).
 app:

@@ -261,11 +261,7 @@ impl SettingsError {
             } => {
                 let name = file_name(path);
                 let at = line.map_or_else(|| name.clone(), |l| format!("{name} line {l}"));
-                if quotes_no_values(reason) {
-                    format!("{at}: {reason}")
-                } else {
-                    format!("{at} is invalid")
-                }
+                format!("{at}: {}", without_values(reason))
             }
             SettingsError::Io { path, source } => {
                 format!("{}: {}", file_name(path), source.kind())
@@ -318,22 +314,49 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// Whether a parser reason quotes nothing from the file but our own keys and TOML punctuation.
-/// serde quotes values in `"…"` and names in `` `…` ``; an unknown key is the user's name for a
-/// setting, never a value, so it may be shown.
-fn quotes_no_values(reason: &str) -> bool {
+/// A parser reason with every value from the file replaced by `…`, so the reason can always be
+/// shown (the user needs it to fix the file) and no address or name is. serde quotes values in
+/// `"…"` or `'…'` and names in `` `…` ``: our own keys, TOML punctuation and the user's name
+/// for an unknown key (never a value) are kept.
+fn without_values(reason: &str) -> String {
     let unknown_key = reason.starts_with("unknown field");
-    reason.split('`').enumerate().all(|(i, part)| {
+    let mut out = String::new();
+    for (i, part) in reason.split('`').enumerate() {
         if i % 2 == 0 {
-            !part.contains(['"', '\''])
-        } else {
-            KEYS.contains(&part)
-                || (part.len() == 1 && part.chars().all(|c| c.is_ascii_punctuation()))
-                || (unknown_key
-                    && i == 1
-                    && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            out.push_str(&without_quoted(part));
+            continue;
         }
-    })
+        let ours = KEYS.contains(&part)
+            || (part.len() == 1 && part.chars().all(|c| c.is_ascii_punctuation()))
+            || (unknown_key
+                && i == 1
+                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        out.push('`');
+        out.push_str(if ours { part } else { "…" });
+        out.push('`');
+    }
+    out
+}
+
+/// `text` with each `"…"` or `'…'` span replaced by `"…"` (an unclosed quote hides the rest).
+fn without_quoted(text: &str) -> String {
+    let mut out = String::new();
+    let mut open: Option<char> = None;
+    for c in text.chars() {
+        match open {
+            Some(q) if c == q => {
+                out.push_str("\"…\"");
+                open = None;
+            }
+            Some(_) => {}
+            None if c == '"' || c == '\'' => open = Some(c),
+            None => out.push(c),
+        }
+    }
+    if open.is_some() {
+        out.push_str("\"…");
+    }
+    out
 }
 
 const HEADER: &str = "\
@@ -644,11 +667,18 @@ mod tests {
             "settings.toml line 2: unknown field `alow`, expected one of `enabled`, `allow`, \
              `backfill_days`"
         );
-        // Reasons that quote a value are left out.
+        // A reason that quotes a value keeps its words, not the value.
         let s = summary("[mail]\n\n\nallow = [\"x\", \"secret@example.com\", \"mom\"]\n");
-        assert_eq!(s, "settings.toml line 4 is invalid");
+        assert_eq!(
+            s,
+            "settings.toml line 4: `…` is not an address, a phone number, a domain or a prefix \
+             ending in `*`"
+        );
         let s = summary("[mail]\nenabled = \"ana@example.com\"\n");
-        assert_eq!(s, "settings.toml line 2 is invalid");
+        assert_eq!(
+            s,
+            "settings.toml line 2: invalid type: string \"…\", expected a boolean"
+        );
         let s = summary("[messages]\nallow = [\"+1202*\", \"mom\"]\n");
         assert!(!s.contains("mom"), "{s}");
     }

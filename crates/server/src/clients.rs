@@ -382,8 +382,9 @@ impl ConnectionState {
     }
 
     /// A poll (or a pull tool call) returned `senders.len()` events: counted under the
-    /// client's subscription of that type, filter and mode, made on first use and kept while
-    /// the client is connected.
+    /// client's one subscription of that type and mode, made on first use and kept while
+    /// the client is connected. One per type and mode, showing the latest call's filter: a
+    /// client that varies its filter on every call must not grow the State without bound.
     pub(crate) fn polled(
         &self,
         event_type: &str,
@@ -393,9 +394,13 @@ impl ConnectionState {
     ) {
         let key = {
             let mut subs = lock(&self.subscriptions);
-            let found = subs.iter().find_map(|(k, s)| {
-                (s.mode == mode && s.event_type == event_type && s.filter == filter).then_some(*k)
-            });
+            let found = subs
+                .iter_mut()
+                .find(|(_, s)| s.mode == mode && s.event_type == event_type)
+                .map(|(k, s)| {
+                    s.filter = filter.clone();
+                    *k
+                });
             found.unwrap_or_else(|| {
                 let key = self.next_sub.fetch_add(1, Ordering::Relaxed);
                 subs.insert(key, subscription(event_type, filter, mode));
@@ -735,5 +740,27 @@ mod tests {
         drop(conn);
         assert!(clients.snapshot().is_empty());
         assert!(!clients.revoke(id), "gone");
+    }
+
+    #[test]
+    fn polls_with_ever_new_filters_stay_one_subscription_per_type_and_mode() {
+        let board = Arc::new(Board::default());
+        let clients = Clients::new(ServerLimits::default(), board);
+        let conn = ConnectionState::socket(&clients, &CancellationToken::new(), Some(7));
+        for n in 1..=300 {
+            let from: Vec<String> = (0..n).map(|i| format!("s{i}@x.com")).collect();
+            let filter = filter_summary(json!({ "from": from }).as_object().unwrap());
+            conn.polled("mail.received", filter, Mode::Poll, &["a@x.com".to_owned()]);
+        }
+        conn.polled("mail.received", BTreeMap::new(), Mode::Tools, &[]);
+        let subs = &clients.snapshot()[0].subscriptions;
+        assert_eq!(subs.len(), 2, "{subs:?}");
+        let poll = subs.iter().find(|s| s.mode == Mode::Poll).unwrap();
+        assert_eq!(poll.delivered, 300);
+        assert_eq!(
+            poll.filter.get("from"),
+            Some(&300),
+            "the latest call's filter"
+        );
     }
 }

@@ -95,6 +95,9 @@ struct Inner {
     configured: Mutex<Arc<Settings>>,
     /// Until when every type is paused (ms since the Unix epoch); `None`: not paused.
     paused_until: Mutex<Option<u64>>,
+    /// The runtime the daemon started in: the pause's timer runs there, whichever thread
+    /// (the app's main thread, for a tray menu) asked for the pause.
+    runtime: tokio::runtime::Handle,
     /// Bumped when the set of enabled types or a descriptor changes (`list_changed`).
     list_generation: watch::Sender<u64>,
     /// Serialises read-modify-save in `update_settings` and every apply.
@@ -125,7 +128,7 @@ impl Daemon {
     /// Load settings (a malformed file is an error naming the line) and start the settings
     /// watcher, the hub and the state builder. Call inside a tokio runtime.
     pub fn start(config: DaemonConfig) -> Result<Daemon, DaemonError> {
-        tokio::runtime::Handle::try_current().map_err(|_| DaemonError::NoRuntime)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| DaemonError::NoRuntime)?;
         let (seen, settings) = settings_watch::Snapshot::load(&config.settings_path)?;
         let engine = Arc::new(Engine::new(&config.store_paths, config.engine_limits));
         set_backfill_windows(&engine, &settings);
@@ -146,6 +149,7 @@ impl Daemon {
                 settings_path: config.settings_path,
                 configured: Mutex::new(Arc::new(settings.clone())),
                 paused_until: Mutex::new(None),
+                runtime,
                 settings: watch::Sender::new(Arc::new(settings)),
                 list_generation: watch::Sender::new(0),
                 settings_lock: Mutex::new(()),
@@ -255,7 +259,7 @@ impl Daemon {
     }
 
     /// Pause every type until `until_ms` (ms since the Unix epoch): clients see every type
-    /// off, exactly as if each were turned off (streams end NotFound, `events/list` empties,
+    /// off, exactly as if each were turned off (streams end `NotFound`, `events/list` empties,
     /// `list_changed`), while settings.toml keeps them configured. At `until_ms`, or at
     /// [`resume`](Daemon::resume), it is as if they were turned back on. Not saved: a
     /// restart resumes (docs/decisions/app.md).
@@ -270,7 +274,7 @@ impl Daemon {
         let wait = Duration::from_millis(until_ms.saturating_sub(crate::state::now_ms()));
         let weak = Arc::downgrade(&self.inner);
         let shutdown = self.inner.shutdown.clone();
-        tokio::spawn(async move {
+        self.inner.runtime.spawn(async move {
             tokio::select! {
                 () = shutdown.cancelled() => {}
                 () = tokio::time::sleep(wait) => {

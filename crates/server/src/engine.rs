@@ -319,7 +319,8 @@ impl Handle {
         self.shared.daemon.activity()
     }
 
-    /// The settings in force (the full allowlists, which `State` only counts).
+    /// The settings as configured (the full allowlists, which `State` only counts); a pause
+    /// hides every type from clients without changing them.
     pub fn settings(&self) -> Settings {
         self.shared.daemon.settings()
     }

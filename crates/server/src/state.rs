@@ -98,8 +98,8 @@ fn app_name(type_name: &str) -> &str {
     }
 }
 
-/// `15:30` in the local time zone.
-fn local_time_of_day(ms: u64) -> String {
+/// `15:30` in the local time zone (ms since the Unix epoch).
+pub fn local_time_of_day(ms: u64) -> String {
     i64::try_from(ms)
         .ok()
         .and_then(chrono::DateTime::from_timestamp_millis)

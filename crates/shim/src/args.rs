@@ -176,8 +176,10 @@ fn add_value(parsed: &mut ChannelArgs, flag: &'static str, value: &str) -> Resul
 /// The `--help` text.
 pub const USAGE: &str = r#"tidings-mcp: connects an MCP client to Tidings.
 
-It moves bytes between its stdin/stdout and the Tidings daemon's Unix socket, and nothing
-else. Point your MCP client at it; the Tidings app (or `tidings serve`) must be running.
+By default it moves bytes between its stdin/stdout and the Tidings daemon's Unix socket, and
+nothing else; with --channel it serves a Claude Code channel fed by the daemon. It never
+reads a store itself. Point your MCP client at it; the Tidings app (or `tidings serve`) must
+be running.
 
 Usage: tidings-mcp [--socket PATH]
        tidings-mcp --channel [--type TYPE] [--from LIST] [--domains LIST] [--socket PATH]

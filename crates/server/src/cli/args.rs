@@ -29,7 +29,7 @@ pub enum Command {
     /// Print one JSON line per event from a running daemon, and the cursor to resume from.
     #[command(after_help = TAIL_HELP)]
     Tail(TailArgs),
-    /// Print what is new since this consumer's last call (for hooks); nothing when nothing is.
+    /// Print what arrived since this consumer's last call, for hooks (silent when nothing did).
     #[command(after_help = CHECK_HELP)]
     Check(CheckArgs),
     /// Show whether a daemon is serving, its stores, which types are on, clients and streams.

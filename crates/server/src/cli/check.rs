@@ -8,11 +8,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tidings_server::events::pull::cursor::ToolCursor;
 use tidings_server::events::pull::summary;
 
 use super::args::{CheckArgs, CheckFormat};
 use super::client::Client;
 use super::resolve_socket;
+use crate::output;
 
 /// The longest consumer name.
 pub const MAX_NAME: usize = 64;
@@ -130,7 +132,22 @@ fn valid_name(name: &str) -> Result<&str, CheckError> {
 /// The saved cursor, `None` when the consumer has none yet.
 fn read_cursor(file: &Path) -> Result<Option<String>, CheckError> {
     match std::fs::read_to_string(file) {
-        Ok(text) => Ok(Some(text.trim().to_owned()).filter(|t| !t.is_empty())),
+        Ok(text) => {
+            let text = text.trim();
+            if text.is_empty() {
+                return Ok(None);
+            }
+            // A damaged file must not break the hook for good (nobody can pass `null` from a
+            // hook): say so once and start from now, as a first call does.
+            if let Err(why) = ToolCursor::parse(text) {
+                output::err(format_args!(
+                    "tidings: the saved cursor in {} is not a cursor ({why}); starting from now",
+                    file.display()
+                ));
+                return Ok(None);
+            }
+            Ok(Some(text.to_owned()))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(CheckError::CursorFile {
             what: "read",

@@ -69,6 +69,13 @@ fn render(state: &State, socket: &Path) -> String {
     let _ = writeln!(out, "  http endpoint: {}", state.http.describe());
     // "ok", or the refused edit's line until the file is fixed.
     let _ = writeln!(out, "  settings: {}", state.settings.describe());
+    if let Some(until) = state.paused_until_ms {
+        let _ = writeln!(
+            out,
+            "  paused: every type is off for clients until {} (resume in the menu bar)",
+            tidings_server::state::local_time_of_day(until)
+        );
+    }
     for client in &state.clients {
         let _ = writeln!(out, "{}", client_line(client));
         for sub in &client.subscriptions {
@@ -260,7 +267,7 @@ mod tests {
                     last_delivery_ms: Some(1),
                 }],
             }],
-            paused_until_ms: None,
+            paused_until_ms: Some(0),
         }
     }
 
@@ -272,6 +279,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("clients: 2"), "{text}");
+        assert!(
+            text.contains("  paused: every type is off for clients until "),
+            "{text}"
+        );
         assert!(text.contains("mail.received      on"), "{text}");
         assert!(text.contains("allowlist: 3 addresses, 1 domain"), "{text}");
         assert!(text.contains("messages.received  off"), "{text}");

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tidings_core::{EventType, RequestError, StoreError};
 
 use crate::clients::{Refusal, Revocation};
+use crate::daemon::Daemon;
 
 /// `NotFound`: an unknown or disabled event type, or an unknown webhook subscription.
 pub const NOT_FOUND: ErrorCode = ErrorCode(-32023);
@@ -33,6 +34,47 @@ pub fn request_error(e: RequestError, settings_file: &Path) -> ErrorData {
         RequestError::Store(e) => store_error(&e),
         other => ErrorData::internal_error(other.to_string(), None),
     }
+}
+
+/// [`request_error`] as the daemon answers now: a type configured on but hidden by a pause
+/// (docs/decisions/app.md) says it is paused and until when, not how to turn it on.
+pub fn daemon_request_error(e: RequestError, daemon: &Daemon) -> ErrorData {
+    if let RequestError::Disabled { event_type } = e
+        && let Some(until) = paused_until(daemon, event_type)
+    {
+        return type_paused(event_type, until);
+    }
+    request_error(e, daemon.settings_path())
+}
+
+/// Until when `ty` is paused: a pause is running and `ty` is configured on.
+pub fn paused_until(daemon: &Daemon, ty: EventType) -> Option<u64> {
+    daemon
+        .paused_until_ms()
+        .filter(|_| daemon.settings().for_type(ty).enabled)
+}
+
+/// `NotFound` for a type hidden by a pause (as a request's error and as a stream's
+/// `terminated`): `data.reason` is `paused` and `data.pausedUntilMs` says until when.
+pub fn type_paused(ty: EventType, until_ms: u64) -> ErrorData {
+    ErrorData::new(
+        NOT_FOUND,
+        format!(
+            "`{ty}` is paused in Tidings until {}; it comes back by itself then, or when the \
+             user resumes it in the menu bar",
+            utc_time(until_ms)
+        ),
+        Some(json!({ "kind": "event", "reason": "paused", "pausedUntilMs": until_ms })),
+    )
+}
+
+/// RFC 3339 in UTC, to the second (an agent's clock may be in any zone).
+pub(crate) fn utc_time(ms: u64) -> String {
+    i64::try_from(ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
 }
 
 /// -32603 with the store error's public message and `data.reason` (e.g. `store_missing`).

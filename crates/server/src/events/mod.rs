@@ -31,7 +31,9 @@ use tidings_core::request::enabled_type;
 use crate::clients::{ConnectionState, Principal};
 use crate::daemon::Daemon;
 use crate::listen_alias::shown;
-use errors::{legacy_method, not_found_subscription, request_error, revoked, webhook_unsupported};
+use errors::{
+    daemon_request_error, legacy_method, not_found_subscription, revoked, webhook_unsupported,
+};
 use wire::{complete, era};
 
 /// The custom request `tidings token rotate` sends on the socket after writing a new token
@@ -101,7 +103,7 @@ impl EventsHandler {
         };
         match enabled_type(name, &self.daemon.settings_arc()) {
             Ok(ty) => webhook_unsupported(ty),
-            Err(e) => request_error(e, self.daemon.settings_path()),
+            Err(e) => daemon_request_error(e, &self.daemon),
         }
     }
 }
@@ -225,9 +227,15 @@ impl ServerHandler for EventsHandler {
         self.admit(&ctx)?;
         if pull::is_pull_tool(&request.name) {
             let conn = self.conn(&ctx).ok();
-            return pull::call(&self.daemon, conn, &self.pull, request, ctx)
-                .await
-                .map(CallToolResponse::Complete);
+            return pull::call(
+                &self.daemon,
+                conn,
+                self.conn.is_some().then_some(&*self.pull),
+                request,
+                ctx,
+            )
+            .await
+            .map(CallToolResponse::Complete);
         }
         match self.daemon.demo() {
             Some(demo) => tools::call(demo, request)

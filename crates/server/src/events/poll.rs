@@ -8,7 +8,7 @@ use rmcp::model::CustomResult;
 use serde_json::Value;
 use tidings_core::{Subscription, SubscriptionParams};
 
-use super::errors::request_error;
+use super::errors::{daemon_request_error, request_error};
 use super::wire::{blocking, complete};
 use crate::clients::{ConnectionState, filter_summary, sender_of};
 use crate::daemon::Daemon;
@@ -26,7 +26,7 @@ pub async fn poll(
         SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
     let settings = daemon.settings_arc();
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
-        .map_err(|e| request_error(e, daemon.settings_path()))?;
+        .map_err(|e| daemon_request_error(e, daemon))?;
     let engine = Arc::clone(daemon.engine());
     let (ty, filter) = (sub.event_type(), filter_summary(&params.arguments));
     let outcome = blocking(move || engine.poll(&sub, &params))

@@ -28,13 +28,19 @@ use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
 use super::errors::{
-    allowlist_removed, error_object, refused, request_error, revoked, store_error, type_turned_off,
+    NOT_FOUND, allowlist_removed, daemon_request_error, error_object, paused_until, refused,
+    request_error, revoked, store_error, type_paused, type_turned_off,
 };
 use super::wire::{blocking, final_result, notify};
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
 use crate::daemon::Daemon;
 use crate::hub::LATENCY;
 use crate::state::Mode;
+
+/// The request `_meta` key with which `tidings-mcp --channel` marks its streams, so the app
+/// lists them as `channel` rather than `push` (docs/decisions/channel.md). A label only: it
+/// changes nothing about what the stream may receive.
+pub const CHANNEL_META: &str = "dev.tidings/channel";
 
 /// Events per engine call: bounded work between checks for cancellation.
 const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
@@ -83,12 +89,17 @@ pub async fn stream(
     let mut settings_rx = daemon.settings_receiver();
     let settings = settings_rx.borrow_and_update().clone();
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
-        .map_err(|e| request_error(e, daemon.settings_path()))?;
+        .map_err(|e| daemon_request_error(e, daemon))?;
     let _slot = conn.acquire(&ctx.id).map_err(refused)?;
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();
     let engine = Arc::clone(daemon.engine());
+    let mode = if ctx.meta.get(CHANNEL_META) == Some(&Value::Bool(true)) {
+        Mode::Channel
+    } else {
+        Mode::Push
+    };
     let mut s = Stream {
         peer: ctx.peer.clone(),
         id: ctx.id.clone(),
@@ -103,7 +114,7 @@ pub async fn stream(
         tracked: conn.subscribe(
             params.name.as_str(),
             filter_summary(&params.arguments),
-            Mode::Push,
+            mode,
         ),
     };
     let (cursor, truncated, failure) = match s.start().await {
@@ -160,7 +171,12 @@ pub async fn stream(
                     break End::Closed;
                 }
                 let settings = settings_rx.borrow_and_update().clone();
-                if let Err(ended) = s.revalidate(&params, &settings) {
+                if let Err(mut ended) = s.revalidate(&params, &settings) {
+                    // Hidden by a pause, not turned off: say so, and until when.
+                    let ty = s.sub.event_type();
+                    if ended.code == NOT_FOUND && let Some(until) = paused_until(daemon, ty) {
+                        ended = type_paused(ty, until);
+                    }
                     tracing::debug!(event_type = %s.sub.event_type(), code = ended.code.0, "stream terminated by settings");
                     break s.terminate(&ended).await;
                 }

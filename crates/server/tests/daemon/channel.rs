@@ -1,7 +1,9 @@
 //! `tidings-mcp --channel` against a demo daemon, as Claude Code drives it: discover refused,
 //! the 2025-11-25 initialize with the channel capability, one `notifications/claude/channel`
 //! per allowed event and none for others, identifier meta keys with string values, a preset
-//! from settings.toml, a refused channel, and a daemon restart with nothing lost or repeated.
+//! from settings.toml, a refused channel, and a daemon restart with nothing lost or repeated;
+//! `notifications/tools/list_changed` when a type is turned on or off (before and after a
+//! restart); and the app's status listing the channel's streams as `channel`.
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -74,6 +76,33 @@ fn wait_channel(client: &mut Client, event_id: &str) -> Value {
     })
 }
 
+/// Turns `[messages]` off (`on == false`) or back on in the demo settings, and waits for
+/// the host to get `notifications/tools/list_changed`, bare: no daemon-side subscription id.
+fn toggle_messages_and_see_list_changed(daemon: &Daemon, client: &mut Client, on: bool) {
+    let settings = std::fs::read_to_string(daemon.settings_path()).unwrap();
+    let (from, to) = if on {
+        ("false", "true")
+    } else {
+        ("true", "false")
+    };
+    let changed = settings.replacen(
+        &format!("[messages]\nenabled = {from}"),
+        &format!("[messages]\nenabled = {to}"),
+        1,
+    );
+    assert_ne!(changed, settings, "the demo settings changed shape");
+    let mark = client.mark();
+    daemon.write_settings(&changed);
+    let note = client.wait_for("tools/list_changed", mark, |f| {
+        f["method"] == "notifications/tools/list_changed"
+    });
+    assert!(note.get("id").is_none(), "{note}");
+    assert!(
+        !note.to_string().contains("subscriptionId"),
+        "the daemon's listen id reached the host: {note}"
+    );
+}
+
 /// Every channel notification so far, as `(event, event_id)`.
 fn delivered(client: &Client) -> Vec<(String, String)> {
     client
@@ -105,7 +134,7 @@ fn discover_is_refused_and_initialize_declares_the_channel() {
     assert_eq!(init["protocolVersion"], "2025-11-25", "{init}");
     assert_eq!(
         init["capabilities"],
-        json!({"experimental": {"claude/channel": {}}, "tools": {}})
+        json!({"experimental": {"claude/channel": {}}, "tools": {"listChanged": true}})
     );
     let instructions = init["instructions"].as_str().unwrap();
     assert!(instructions.contains("untrusted"), "{instructions}");
@@ -300,6 +329,9 @@ fn restart_mid_session(graceful: bool) {
         .collect();
     assert_eq!(got_messages.len(), 1);
     assert!(got_messages.contains(&meta_id(&message_down)));
+    // The tool list's listen was reopened on the new connection too. (The channel sends it
+    // before the streams, so it is open by the time their events have come through.)
+    toggle_messages_and_see_list_changed(&daemon, &mut client, false);
     assert!(client.close().success());
     // Read at EOF only, so after the close.
     let stderr = stderr_after_exit(&client);
@@ -315,4 +347,75 @@ fn a_daemon_killed_mid_session_loses_nothing_and_repeats_nothing() {
 #[test]
 fn a_daemon_stopped_mid_session_loses_nothing_and_repeats_nothing() {
     restart_mid_session(true);
+}
+
+#[test]
+fn a_type_turned_off_or_on_reaches_the_host_as_tools_list_changed() {
+    let daemon = Daemon::start();
+    let mut client = channel(
+        &daemon,
+        &["--type", "mail.received", "--domains", "example.com"],
+    );
+    handshake(&mut client);
+    let before = host_call(&mut client, 2, "tools/list", &json!({}));
+    assert!(before["result"]["tools"].is_array(), "{before}");
+
+    // The host is answered only once the listen is open, so no change can slip past it.
+    toggle_messages_and_see_list_changed(&daemon, &mut client, false);
+    toggle_messages_and_see_list_changed(&daemon, &mut client, true);
+    // The channel's own stream (mail) is untouched by messages going off and on.
+    let writer = Writer::new(daemon.home());
+    let mail = writer.mail("ana@example.com");
+    wait_channel(&mut client, &mail);
+    assert!(client.close().success());
+}
+
+#[test]
+fn the_apps_status_lists_a_channel_as_a_channel_without_senders() {
+    let daemon = Daemon::start();
+    let writer = Writer::new(daemon.home());
+    let mut client = channel(
+        &daemon,
+        &["--type", "mail.received", "--domains", "example.com"],
+    );
+    handshake(&mut client);
+    let mail = writer.mail("ana@example.com");
+    wait_channel(&mut client, &mail);
+
+    // The count is taken just after the event is written, so it may trail the host by a hair.
+    let deadline = Instant::now() + WAIT;
+    let (status, sub) = loop {
+        let status = daemon
+            .socket_call("tidings/status")
+            .expect("tidings/status answers");
+        let sub = status["result"]["clients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["subscriptions"].as_array().unwrap())
+            .find(|s| s["eventType"] == "mail.received" && s["delivered"] == 1)
+            .cloned();
+        if let Some(sub) = sub {
+            break (status, sub);
+        }
+        assert!(Instant::now() < deadline, "never delivered 1: {status}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(sub["mode"], "channel", "{status}");
+    // Opened before the host was answered, so under the channel's own name.
+    let owner = status["result"]["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| !c["subscriptions"].as_array().unwrap().is_empty())
+        .unwrap();
+    assert_eq!(owner["name"], "tidings-mcp-channel", "{status}");
+    assert_eq!(sub["filter"], json!({"domains": 1}), "{status}");
+    assert!(
+        !status.to_string().contains("\"push\""),
+        "a channel stream listed as push: {status}"
+    );
+    assert!(!status.to_string().contains("ana@example.com"), "{status}");
+    assert!(!status.to_string().contains("example.com"), "{status}");
+    assert!(client.close().success());
 }

@@ -169,8 +169,11 @@ fn change_settings(rt: &tokio::runtime::Runtime, handle: &Handle, client: &mut C
         .update_settings(|s| s.messages.enabled = false)
         .expect("a valid change saves");
     assert!(!handle.settings().messages.enabled);
-    let on_disk = std::fs::read_to_string(handle.settings_path()).unwrap();
-    assert!(on_disk.contains("[messages]"), "{on_disk}");
+    let on_disk = tidings_core::Settings::load(handle.settings_path()).expect("saved valid");
+    assert!(
+        !on_disk.messages.enabled && on_disk.mail.enabled,
+        "written to the file: {on_disk:?}"
+    );
     wait_state(rt, handle, "messages off in the State", |s| {
         !s.types[1].enabled && s.types[0].enabled
     });
@@ -191,11 +194,27 @@ fn revoke(rt: &tokio::runtime::Runtime, handle: &Handle, client: &mut Client, id
         handle.revoke(u64::MAX),
         Err(RevokeError::UnknownClient { id: u64::MAX })
     );
+    // A `tidings_wait` in flight (it holds a stream place, so the State shows two) must end
+    // at the revoke too, not at its timeout.
+    client.request(
+        7,
+        "tools/call",
+        json!({"name": "tidings_wait", "arguments": {"events": ["mail.received"], "timeout_s": 40}}),
+    );
+    wait_state(rt, handle, "the wait holding a place", |s| s.streams == 2);
     let mark = client.mark();
     handle.revoke(id).expect("the client is connected");
     let ended = client.wait_for("terminated", mark, |f| {
         is_note(f, "notifications/events/terminated", &sub)
     });
+    let waited = client.wait_for("the wait's answer", mark, |f| is_response(f, &json!(7)));
+    assert_eq!(waited["result"]["isError"], true, "{waited}");
+    assert!(
+        waited["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("revoked")),
+        "{waited}"
+    );
     assert_eq!(ended["params"]["error"]["code"], FORBIDDEN, "{ended}");
     assert_eq!(
         ended["params"]["error"]["data"]["reason"], "revoked",

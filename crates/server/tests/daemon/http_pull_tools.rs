@@ -80,6 +80,25 @@ async fn a_legacy_http_client_gets_the_pull_tools() {
         .as_array()
         .unwrap();
     assert!(!events.is_empty(), "{waited}");
+    let text = waited["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        !text.contains("remembers nothing"),
+        "a cursor was passed: {text}"
+    );
+
+    // Over HTTP an omitted cursor means "from now" every time: the model is told to pass it.
+    let forgot = legacy(
+        &server,
+        5,
+        "tools/call",
+        &json!({"name": "tidings_check", "arguments": {}}),
+    )
+    .send()
+    .await
+    .json()
+    .await;
+    let text = forgot["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("remembers nothing between calls"), "{forgot}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -11,6 +11,8 @@ mod common;
 // The engine in-process with its HTTP endpoint, a hyper client and hand-written HTTP/1.1.
 mod http_common;
 
+// The app's commands: pause all, checked settings changes, the token.
+mod app;
 // A row whose values break their column's promise is delivered leniently.
 mod bad_rows;
 // `tidings-mcp --channel` as Claude Code drives it: capabilities, one note per event, restarts.

@@ -294,12 +294,29 @@ fn check_consumer_prints_what_is_new_since_its_last_call() {
     assert!(third.stdout.is_empty(), "nothing new: {third:?}");
 
     // JSON, and another consumer keeps its own position.
-    let c = writer.mail("cy@example.net");
+    let cy = writer.mail("cy@example.net");
     let other = check(&daemon, &data, &["--consumer", "other", "--format", "json"]);
     assert!(other.stdout.is_empty(), "{other:?}");
     let json_out = check(&daemon, &data, &["--consumer", "hook", "--format", "json"]);
     let v: Value = serde_json::from_slice(&json_out.stdout).unwrap();
-    assert_eq!(v["events"][0]["event_id"], c.as_str(), "{v}");
+    assert_eq!(v["events"][0]["event_id"], cy.as_str(), "{v}");
+
+    // A damaged cursor file says so and starts from now; the hook keeps working.
+    std::fs::write(data.join("consumers/hook.cursor"), "garbage\n").unwrap();
+    let damaged = check(&daemon, &data, &["--consumer", "hook"]);
+    assert!(damaged.status.success(), "{damaged:?}");
+    assert!(damaged.stdout.is_empty(), "from now: {damaged:?}");
+    let stderr = String::from_utf8_lossy(&damaged.stderr);
+    assert!(
+        stderr.contains("hook.cursor") && stderr.contains("starting from now"),
+        "{stderr}"
+    );
+    let d = writer.mail("di@example.com");
+    let after = check(&daemon, &data, &["--consumer", "hook"]);
+    assert!(
+        String::from_utf8_lossy(&after.stdout).contains(&d),
+        "{after:?}"
+    );
 
     // A bad name says which characters and how long.
     let bad = check(&daemon, &data, &["--consumer", "../etc"]);

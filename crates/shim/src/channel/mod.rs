@@ -1,7 +1,8 @@
 //! `tidings-mcp --channel`: a Claude Code channel. To Claude Code (stdio) it is a small MCP
 //! server on 2025-11-25 with the `claude/channel` capability; to the daemon (the socket) it
 //! is a 2026-07-28 client holding one `events/stream` per chosen type, turning each event
-//! into one `notifications/claude/channel`. It forwards `tools/*` to the daemon, and when
+//! into one `notifications/claude/channel`, and one `subscriptions/listen` for the tool
+//! list's changes. It forwards `tools/*` to the daemon, and when
 //! the daemon goes away it reconnects and resumes every stream from its cursor (Claude Code
 //! does not restart stdio servers). See docs/decisions/channel.md.
 //!
@@ -67,7 +68,9 @@ pub async fn serve(path: &Path, args: ChannelArgs) -> u8 {
         out: tokio::io::stdout(),
         initialized: false,
         outbox: Vec::new(),
-        client_info: json!({"name": "unknown", "version": "0"}),
+        client_info: wire::own_client_info(),
+        listen: None,
+        listening: false,
         first_connection: true,
         backoff: FIRST_RECONNECT,
     };
@@ -130,6 +133,11 @@ struct Channel {
     outbox: Vec<Value>,
     /// The host's `clientInfo`, passed on so the daemon clamps waits for that host.
     client_info: Value,
+    /// The request id of the tool list's `subscriptions/listen` on the current connection.
+    listen: Option<u64>,
+    /// The daemon acknowledged that listen (or refused it): at start the host is answered
+    /// only then, so no change of the tool list falls before it.
+    listening: bool,
     /// Still on the connection made at start: a refused stream ends the process.
     first_connection: bool,
     /// The pause before the next reconnect attempt.
@@ -182,16 +190,29 @@ impl Channel {
     fn starting(&self) -> bool {
         self.first_connection
             && self.conn.is_some()
-            && self.streams.iter().any(|s| !s.confirmed && !s.ended)
+            && (!self.listening || self.streams.iter().any(|s| !s.confirmed && !s.ended))
     }
 
-    /// Takes a fresh daemon connection and (re)opens every stream from its cursor.
+    /// Takes a fresh daemon connection, opens the tool list's listen and (re)opens every
+    /// stream from its cursor.
     async fn attach(&mut self, socket: UnixStream) {
         let (read, writer) = socket.into_split();
         self.conn = Some(Conn {
             lines: BufReader::new(read).lines(),
             writer,
         });
+        // On 2026-07-28 `notifications/tools/list_changed` rides a listen; first, so it is
+        // open before the streams' events come through.
+        let id = self.id();
+        self.listen = Some(id);
+        self.listening = false;
+        let frame = wire::daemon_request(
+            id,
+            "subscriptions/listen",
+            wire::listen_params(),
+            &self.client_info,
+        );
+        self.send_daemon(&frame).await;
         for i in 0..self.streams.len() {
             if self.streams[i].ended {
                 continue;
@@ -211,6 +232,7 @@ impl Channel {
             self.path.display()
         );
         self.conn = None;
+        self.listen = None;
         self.first_connection = false;
         self.backoff = FIRST_RECONNECT;
         for stream in &mut self.streams {
@@ -306,7 +328,7 @@ impl Channel {
         let params = &frame["params"];
         match frame["method"].as_str() {
             Some(method) if method.starts_with("notifications/events/") => {
-                let sub = params["_meta"]["io.modelcontextprotocol/subscriptionId"].as_u64();
+                let sub = subscription_of(params);
                 match self
                     .streams
                     .iter()
@@ -316,9 +338,24 @@ impl Channel {
                     None => Flow::Continue,
                 }
             }
-            // Progress of a forwarded tidings_wait (the host's token), and tool list changes.
-            Some("notifications/progress" | "notifications/tools/list_changed") => {
-                self.send_host(&frame).await
+            // Progress of a forwarded tidings_wait (the host's token).
+            Some("notifications/progress") => self.send_host(&frame).await,
+            Some("notifications/subscriptions/acknowledged") => {
+                if self.listen.is_some() && self.listen == subscription_of(params) {
+                    self.listening = true;
+                }
+                Flow::Continue
+            }
+            // A type turned on or off. Bare: the listen's id means nothing to the host, and
+            // before its handshake the host lists the tools afresh anyway.
+            Some("notifications/tools/list_changed") => {
+                if self.initialized {
+                    let frame =
+                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                    self.send_host(&frame).await
+                } else {
+                    Flow::Continue
+                }
             }
             Some(_) => Flow::Continue,
             None => self.on_response(&frame).await,
@@ -396,6 +433,16 @@ impl Channel {
             }
             return self.on_stream_refused(i, &frame["error"]);
         }
+        if self.listen == Some(id) {
+            // Refused (an older daemon), or ended by a daemon shutting down (the streams'
+            // own ends reconnect): the channel goes on without tool list changes.
+            if let Some(message) = frame["error"]["message"].as_str() {
+                eprintln!("tidings-mcp: tool list changes will not be passed on: {message}");
+            }
+            self.listen = None;
+            self.listening = true;
+            return Flow::Continue;
+        }
         let Some(call) = self.pending.remove(&id) else {
             return Flow::Continue;
         };
@@ -467,6 +514,11 @@ impl Channel {
             let _ = conn.writer.write_all(line.as_bytes()).await;
         }
     }
+}
+
+/// The daemon-side request a notification belongs to.
+fn subscription_of(params: &Value) -> Option<u64> {
+    params["_meta"]["io.modelcontextprotocol/subscriptionId"].as_u64()
 }
 
 /// The next line from the daemon; `None` at EOF or on a read error. Never resolves while

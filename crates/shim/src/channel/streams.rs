@@ -6,6 +6,10 @@ use std::collections::{HashSet, VecDeque};
 
 use serde_json::{Value, json};
 
+/// The request `_meta` key that marks a channel's stream (the daemon's
+/// `events::stream::CHANNEL_META`).
+pub const CHANNEL_META: &str = "dev.tidings/channel";
+
 /// How many recent event ids the dedupe window keeps.
 const SEEN_WINDOW: usize = 4096;
 
@@ -51,9 +55,11 @@ impl Stream {
         }
     }
 
-    /// The `events/stream` params that (re)open it from its cursor.
+    /// The `events/stream` params that (re)open it from its cursor, marked as a channel's
+    /// (`dev.tidings/channel`) so the app lists it as `channel`, not `push`.
     pub fn open_params(&self) -> Value {
-        json!({"name": self.name, "arguments": self.arguments, "cursor": self.cursor})
+        json!({"name": self.name, "arguments": self.arguments, "cursor": self.cursor,
+               "_meta": {CHANNEL_META: true}})
     }
 }
 
@@ -91,6 +97,7 @@ mod tests {
         let s = Stream::new("mail.received", &[], &["acme.com".into()], true);
         assert_eq!(s.arguments, json!({"domains": ["acme.com"]}));
         assert_eq!(s.open_params()["cursor"], Value::Null);
+        assert_eq!(s.open_params()["_meta"][CHANNEL_META], true);
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub fn parse_host(line: &str) -> HostFrame {
 pub fn initialize_result() -> Value {
     json!({
         "protocolVersion": HOST_PROTOCOL,
-        "capabilities": {"experimental": {"claude/channel": {}}, "tools": {}},
+        "capabilities": {"experimental": {"claude/channel": {}}, "tools": {"listChanged": true}},
         "serverInfo": {"name": "tidings", "version": env!("CARGO_PKG_VERSION")},
         "instructions": INSTRUCTIONS,
     })
@@ -126,6 +126,18 @@ pub fn for_daemon(params: Value, client_info: &Value) -> Value {
         client_info.clone(),
     );
     Value::Object(params)
+}
+
+/// The `clientInfo` the channel announces until the host has sent its own in `initialize`:
+/// the streams and the listen open before the host is answered.
+pub fn own_client_info() -> Value {
+    json!({"name": "tidings-mcp-channel", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// The `subscriptions/listen` params that ask for `notifications/tools/list_changed`: on
+/// 2026-07-28 the daemon sends it only on such a listen.
+pub fn listen_params() -> Value {
+    json!({"notifications": {"toolsListChanged": true}})
 }
 
 /// A request frame to the daemon.

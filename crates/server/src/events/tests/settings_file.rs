@@ -45,8 +45,9 @@ async fn an_invalid_file_shows_in_status_until_fixed() {
         .await;
     assert_eq!(
         h.daemon.state().settings.describe(),
-        "settings.toml line 4 is invalid; using the last good settings",
-        "the line, and no value from the file"
+        "settings.toml line 4: `…` is not an address, a phone number, a domain or a prefix \
+         ending in `*`; using the last good settings",
+        "the line and the reason, and no value from the file"
     );
     std::fs::write(&h.settings_path, "[mail]\nenabled = maybe\n").unwrap();
     h.until("the second rejection", |s| {
@@ -127,6 +128,13 @@ async fn a_truncate_then_write_never_applies_the_partial_file() {
     drop(file);
     h.until_daemon("the complete edit to apply", |d| {
         !d.settings().messages.enabled
+    })
+    .await;
+    // The recorder runs on its own task: wait until it has logged the complete edit too (any
+    // partial one would have been logged before it).
+    let logged = applied.clone();
+    h.until_daemon("the recorder to log the complete edit", move |_| {
+        logged.lock().unwrap().iter().any(|s| !s.messages.enabled)
     })
     .await;
     let applied = applied.lock().unwrap().clone();

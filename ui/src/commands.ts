@@ -1,0 +1,31 @@
+// The bridge's command names. The one list lives in src-tauri/commands.json (a Rust test
+// checks it against the registered handlers); this copy types `invoke`, and the UI tests check
+// that this list, the fake bridge and commands.json agree.
+
+/** Every Tauri command the settings window may call, in the contract's order. */
+export const COMMANDS = [
+  "get_state",
+  "get_settings",
+  "set_type_enabled",
+  "set_allowlist",
+  "check_allow_entry",
+  "set_backfill_days",
+  "get_activity",
+  "clear_activity",
+  "revoke_client",
+  "set_http",
+  "rotate_http_token",
+  "set_notifications",
+  "pause_all",
+  "resume_all",
+  "finish_first_run",
+] as const;
+
+/** One command name. */
+export type Command = (typeof COMMANDS)[number];
+
+/** The events the app emits to the window. */
+export const EVENTS = ["state-changed", "settings-changed", "activity-changed"] as const;
+
+/** One event name. */
+export type EventName = (typeof EVENTS)[number];

@@ -1,0 +1,140 @@
+// Plain-language sentences for what the engine reports: each store problem with its fix, the
+// endpoint, the settings file, a subscription's filter. Pure functions, no DOM.
+
+import type {
+  AllowCheck,
+  HttpEndpointState,
+  SettingsFileState,
+  StoreState,
+  SubscriptionState,
+} from "./model";
+
+/** "Mail" for `mail.received`, "Messages" for `messages.received`. */
+export function typeLabel(name: string): string {
+  if (name === "mail.received") return "Mail";
+  if (name === "messages.received") return "Messages";
+  return name;
+}
+
+/** The store's state in one sentence, with the fix when something is wrong. */
+export function storeSentence(app: string, store: StoreState): string {
+  switch (store.access) {
+    case "ok":
+      return store.lastScanError
+        ? `The ${app} store is readable, but the last scan failed: ${store.lastScanError}. Tidings retries on the next change.`
+        : `The ${app} store was found and is readable.`;
+    case "not_checked":
+      return `The ${app} store has not been checked yet.`;
+    case "missing":
+      return `No ${app} store was found. Open ${app} once on this Mac, then Tidings finds it.`;
+    case "permission_denied":
+      return `Tidings may not read the ${app} store. Give Tidings Full Disk Access in System Settings › Privacy & Security › Full Disk Access.`;
+    case "schema_problem":
+      return `The ${app} store has a layout Tidings does not know (a newer macOS?). Update Tidings.${detail(store.problem)}`;
+    case "unreadable":
+      return `The ${app} store could not be read.${detail(store.problem)} Tidings retries on the next change.`;
+  }
+}
+
+function detail(problem: string | null): string {
+  return problem ? ` (${problem})` : "";
+}
+
+/** A short badge for the store's state. */
+export function storeBadge(store: StoreState): { text: string; tone: "ok" | "warn" | "bad" } {
+  switch (store.access) {
+    case "ok":
+      return store.lastScanError ? { text: "Scan failed", tone: "warn" } : { text: "Readable", tone: "ok" };
+    case "not_checked":
+      return { text: "Checking", tone: "warn" };
+    case "missing":
+      return { text: "Not found", tone: "bad" };
+    case "permission_denied":
+      return { text: "Needs Full Disk Access", tone: "bad" };
+    case "schema_problem":
+      return { text: "Unknown schema", tone: "bad" };
+    case "unreadable":
+      return { text: "Unreadable", tone: "bad" };
+  }
+}
+
+/** The HTTP endpoint in one sentence. */
+export function httpSentence(http: HttpEndpointState): string {
+  switch (http.state) {
+    case "off":
+      return "Off. Clients connect through the socket.";
+    case "starting":
+      return "Starting…";
+    case "serving":
+      return `Serving at ${http.url}${http.no_auth ? " without a token (--no-auth)" : ""}.`;
+    case "failed":
+      return `Not serving on ${http.listen}: ${http.error}. Change the port to retry.`;
+  }
+}
+
+/** The settings file's state in one sentence. */
+export function settingsSentence(s: SettingsFileState): string {
+  if (s.state === "ok") return "settings.toml is in force.";
+  return `settings.toml was refused: ${s.reason}. The last good settings stay in force until you fix it.`;
+}
+
+const FILTER_WORDS: Record<string, [string, string]> = {
+  from: ["sender", "senders"],
+  domains: ["domain", "domains"],
+  mailboxes: ["mailbox", "mailboxes"],
+  chats: ["chat", "chats"],
+  service: ["service", "services"],
+  account: ["account", "accounts"],
+};
+
+/** "1 sender, 1 domain", or "everything the allowlist lets through" for no filter. */
+export function filterSummary(sub: SubscriptionState): string {
+  const parts = Object.entries(sub.filter)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => {
+      const [one, many] = FILTER_WORDS[k] ?? [k, k];
+      return `${n} ${n === 1 ? one : many}`;
+    });
+  return parts.length ? parts.join(", ") : "no filter";
+}
+
+const MODE_LABELS: Record<string, string> = {
+  push: "push",
+  poll: "poll",
+  tools: "tools",
+  channel: "channel",
+};
+
+/** The mode's label. */
+export function modeLabel(mode: string): string {
+  return MODE_LABELS[mode] ?? mode;
+}
+
+const KIND_LABELS: Record<string, string> = {
+  address: "An email address",
+  domain: "A domain and its subdomains",
+  subdomains: "Subdomains of a domain",
+  phone: "A phone number",
+  phone_prefix: "Phone numbers starting with this prefix",
+  chat: "A chat",
+};
+
+/** What a checked allowlist entry will match, or why it is refused. */
+export function checkSentence(c: AllowCheck): string {
+  if (!c.ok) return c.reason ?? "Not a valid entry.";
+  return c.kind ? `${KIND_LABELS[c.kind] ?? c.kind}.` : "Valid.";
+}
+
+/** "14:05" today, else "30 Nov, 14:05". */
+export function timeLabel(ms: number, now = Date.now()): string {
+  const d = new Date(ms);
+  const sameDay = new Date(now).toDateString() === d.toDateString();
+  const time = d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (sameDay) return time;
+  return `${d.toLocaleDateString(undefined, { day: "numeric", month: "short" })}, ${time}`;
+}
+
+/** "3 clients" / "1 client". */
+export function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

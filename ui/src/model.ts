@@ -1,0 +1,116 @@
+// The shapes the bridge carries: `State` mirrors crates/server/src/state.rs (camelCase, as
+// `tidings status --json` prints it), the rest the app contract's SettingsView and Delivery.
+
+export type StoreAccess =
+  | "not_checked"
+  | "ok"
+  | "missing"
+  | "permission_denied"
+  | "schema_problem"
+  | "unreadable";
+
+export interface StoreState {
+  path: string;
+  access: StoreAccess;
+  problem: string | null;
+  lastScanError: string | null;
+  lastChangeMs: number | null;
+  backfilled: number;
+  unreadableRows: number;
+}
+
+export interface AllowlistSummary {
+  addresses: number;
+  handles: number;
+  domains: number;
+  prefixes: number;
+}
+
+export interface TypeState {
+  name: string;
+  enabled: boolean;
+  allowlist: AllowlistSummary;
+  backfillDays: number;
+  store: StoreState;
+}
+
+export type HttpEndpointState =
+  | { state: "off" }
+  | { state: "starting" }
+  | { state: "serving"; url: string; no_auth: boolean }
+  | { state: "failed"; listen: string; error: string };
+
+export type SettingsFileState =
+  | { state: "ok" }
+  | { state: "rejected"; line: number | null; reason: string };
+
+export type Mode = "push" | "poll" | "tools" | "channel";
+
+export interface SubscriptionState {
+  eventType: string;
+  filter: Record<string, number>;
+  mode: Mode;
+  delivered: number;
+  lastDeliveryMs: number | null;
+}
+
+export interface ClientState {
+  id: number;
+  name: string | null;
+  version: string | null;
+  transport: "socket" | "http";
+  connectedSinceMs: number;
+  pid: number | null;
+  revoked: boolean;
+  subscriptions: SubscriptionState[];
+}
+
+export interface State {
+  version: string;
+  socket: string | null;
+  connections: number;
+  streams: number;
+  types: TypeState[];
+  http: HttpEndpointState;
+  settings: SettingsFileState;
+  clients: ClientState[];
+}
+
+export interface TypeSettings {
+  name: string;
+  enabled: boolean;
+  allow: string[];
+  backfillDays: number;
+  /** A plain sentence of what an agent can see. */
+  reach: string;
+  /** "from acme.com and 2 more". */
+  summary: string;
+}
+
+export interface SettingsView {
+  types: TypeSettings[];
+  http: { enabled: boolean; port: number; token: string | null };
+  notifications: boolean;
+  pausedUntilMs: number | null;
+  firstRun: boolean;
+  connectSnippet: string;
+}
+
+export type AllowKind = "address" | "domain" | "subdomains" | "phone" | "phone_prefix" | "chat";
+
+export interface AllowCheck {
+  ok: boolean;
+  kind: AllowKind | null;
+  reason: string | null;
+}
+
+export interface Delivery {
+  atMs: number;
+  eventType: string;
+  clientId: number;
+  clientName: string | null;
+  sender: string;
+}
+
+/** The most backfill the engine accepts, in days (contract: 0..=365). */
+export const MAX_BACKFILL_DAYS = 365;

@@ -1,0 +1,55 @@
+// Writes docs/screenshots/<section>-light.png and -dark.png of each section of the settings
+// window (and the first-run sheet), from the fake bridge seeded with the captured demo State
+// and a few realistic clients. Run by `make screenshots`; the PNGs are committed.
+
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { fixtures, launch, openUi, serveDist, uiDir } from "./harness.mjs";
+
+const out = join(uiDir, "..", "docs", "screenshots");
+mkdirSync(out, { recursive: true });
+
+/** The captured demo State, with clients named as real hosts announce themselves. */
+function seed() {
+  const s = fixtures();
+  const [a, b, c] = s.state.clients;
+  a.name = "claude-code";
+  a.version = "2.1.0";
+  b.name = "Tidings channel";
+  c.name = "codex-mcp-client";
+  c.transport = "http";
+  c.pid = null;
+  c.subscriptions = [{ eventType: "mail.received", filter: { from: 1 }, mode: "tools", delivered: 4, lastDeliveryMs: c.connectedSinceMs }];
+  b.subscriptions[0].mode = "channel";
+  s.state.http = { state: "serving", url: "http://127.0.0.1:3917/mcp", no_auth: false };
+  s.settings.http.enabled = true;
+  s.activity.forEach((d) => {
+    d.clientName = d.clientId === 3 ? "claude-code" : "Tidings channel";
+  });
+  return s;
+}
+
+const sections = ["status", "types", "clients", "activity", "advanced"];
+const server = await serveDist();
+const browser = await launch();
+try {
+  for (const colorScheme of ["light", "dark"]) {
+    for (const section of sections) {
+      const { page, context } = await openUi(browser, server.url, { seed: seed(), hash: section, colorScheme });
+      const file = join(out, `${section}-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    const first = seed();
+    first.settings.firstRun = true;
+    const { page, context } = await openUi(browser, server.url, { seed: first, colorScheme });
+    const file = join(out, `firstrun-${colorScheme}.png`);
+    await page.screenshot({ path: file });
+    console.log(file);
+    await context.close();
+  }
+} finally {
+  await browser.close();
+  await server.close();
+}
