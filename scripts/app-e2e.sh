@@ -117,10 +117,24 @@ wait_for 20 "menu to close" menu_closed
 # A second launch hands over to the running app, which opens Settings; the second exits 0.
 "$app" --demo --data-dir "$demo" >"$out/second.log" 2>&1 || fail "the second launch exited non-zero"
 wait_for 30 "settings window after a second launch" xdotool search --onlyvisible --name '^Tidings Settings$'
-# The page ran and asked the app for real data (commands are logged by name at -vv).
-wait_for 30 "get_state from the settings window" grep -q 'command="get_state"' "$out/app.log"
+# The page ran and asked the app for real data (commands are logged by name at -v).
+for command in get_state get_settings; do
+  wait_for 30 "$command from the settings window" grep -q "command=\"$command\"" "$out/app.log"
+done
 settings=$(xdotool search --onlyvisible --name '^Tidings Settings$' | head -n1)
-import -window "$settings" "$out/settings.png"
+# Painted and settled: not one flat colour, and the same in two shots in a row (the page has
+# filled in what the commands returned). The last shot is the artifact settings.png.
+painted() {
+  import -window "$settings" "$out/settings.png" || return 1
+  [ "$(convert "$out/settings.png" -format '%[fx:standard_deviation>0.02]' info:)" = 1 ] || return 1
+  if [ -f "$work/last.png" ] && compare -metric AE "$work/last.png" "$out/settings.png" null: 2>/dev/null; then
+    return 0
+  fi
+  cp "$out/settings.png" "$work/last.png"
+  sleep 0.5
+  return 1
+}
+wait_for 30 "the settings window to paint its page" painted
 
 # A client's stream of mail.received, open before the toggle.
 "$cli" tail mail.received --socket "$sock" >"$out/tail.out" 2>"$out/tail.err" &
