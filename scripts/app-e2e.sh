@@ -146,6 +146,7 @@ wait_for 30 "the client's stream in the app's state" streams
 # Mail off through the menu: the first item that takes focus is the Mail check item.
 open_menu
 xdotool key Down Return
+wait_for 20 "menu to close after the toggle" menu_closed
 tail_ended() { ! kill -0 "$tail_pid" 2>/dev/null; }
 wait_for 30 "the stream to end after turning Mail off" tail_ended
 # `tidings tail` reports `notifications/events/terminated` as "the daemon ended the stream"
@@ -164,4 +165,5 @@ code=0
 wait "$app_pid" || code=$?
 [ "$code" -eq 0 ] || fail "Quit exited $code"
 [ ! -e "$sock" ] || fail "the socket is still there after Quit"
+! grep -q 'panicked' "$out/app.log" || fail "the app panicked"
 echo "== app-e2e ($theme): ok (artifacts in target/app-e2e/$theme)" >&2
