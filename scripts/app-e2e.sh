@@ -4,7 +4,7 @@
 # desktop.md 2.2). Checks: the tray icon appears; the menu opens (screenshot); a second
 # launch hands over to the first and opens the settings window, whose page asks the app for
 # its state; turning Mail off in the menu ends a client's `mail.received` stream over the
-# socket with `terminated`; Quit exits 0 and removes the socket.
+# socket with `terminated`; Pause all pauses the engine; Quit exits 0 and removes the socket.
 #
 # Every wait polls for a condition with a generous bound; nothing asserts on timing.
 # Env: SHOTS_DIR=DIR also writes the menu's screenshot there as menu-$THEME.png (make
@@ -155,6 +155,18 @@ grep -q 'ended the stream.*-32023' "$out/tail.err" \
   || fail "the stream did not end with terminated NotFound: $(cat "$out/tail.err")"
 grep -Eq '^enabled *= *false' <(sed -n '/^\[mail\]/,/^\[/p' "$demo/settings.toml") \
   || fail "settings.toml still has mail enabled"
+
+# Pause all for 1 hour: the third item that takes focus (after Mail and Messages); the
+# engine's state then says until when, and the menu's status line says so too.
+open_menu
+xdotool key Down Down Down Return
+wait_for 20 "menu to close after Pause" menu_closed
+paused() { "$cli" status --socket "$sock" --json | grep -Eq '"pausedUntilMs": *[0-9]'; }
+wait_for 30 "pausedUntilMs in the state after Pause all" paused
+open_menu
+import -window "$(menu_window)" "$out/menu-paused.png"
+xdotool key Escape
+wait_for 20 "menu to close" menu_closed
 
 # Quit Tidings: the last item (Up from the top wraps to it).
 open_menu
