@@ -34,6 +34,10 @@ use crate::sync::lock;
 /// deliveries is one rebuild, not one per event).
 const STATE_COALESCE: Duration = Duration::from_millis(20);
 
+/// How often a pause's timer compares the wall clock with its deadline (a sleeping Mac
+/// stops the monotonic clock its sleep is measured on).
+const PAUSE_RECHECK: Duration = Duration::from_secs(30);
+
 /// Everything the daemon needs to start.
 pub struct DaemonConfig {
     /// Where the Mail and Messages stores live.
@@ -271,17 +275,23 @@ impl Daemon {
         }
         self.inner.board.changed();
         tracing::info!("paused every event type");
-        let wait = Duration::from_millis(until_ms.saturating_sub(crate::state::now_ms()));
         let weak = Arc::downgrade(&self.inner);
         let shutdown = self.inner.shutdown.clone();
         self.inner.runtime.spawn(async move {
-            tokio::select! {
-                () = shutdown.cancelled() => {}
-                () = tokio::time::sleep(wait) => {
-                    if let Some(inner) = weak.upgrade() {
-                        Daemon { inner }.resume_if(Some(until_ms));
-                    }
+            // The deadline is wall-clock time ("Paused until 15:30"), and the monotonic clock
+            // stops while a Mac sleeps: wake at least every PAUSE_RECHECK to compare.
+            loop {
+                let left = until_ms.saturating_sub(crate::state::now_ms());
+                if left == 0 {
+                    break;
                 }
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep(Duration::from_millis(left).min(PAUSE_RECHECK)) => {}
+                }
+            }
+            if let Some(inner) = weak.upgrade() {
+                Daemon { inner }.resume_if(Some(until_ms));
             }
         });
     }

@@ -118,6 +118,18 @@ fn assert_a_poll_is_told_it_is_paused(client: &mut Client) {
         message.starts_with("`mail.received` is paused in Tidings until 20"),
         "{message}"
     );
+    // The pull tools say the same, not "turn one on".
+    let check = client.result(
+        61,
+        "tools/call",
+        json!({"name": "tidings_check", "arguments": {}}),
+    );
+    assert_eq!(check["isError"], true, "{check}");
+    let text = check["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with("every event type is paused in Tidings until 20"),
+        "{check}"
+    );
 }
 
 #[test]
