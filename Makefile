@@ -1,7 +1,7 @@
 # Tidings: one entry point for the common jobs. Each target is a thin wrapper over cargo or a
 # script in scripts/, so the commands work the same without make.
 
-.PHONY: demo test check bench fmt build fuzz ui-test screenshots
+.PHONY: demo test check bench fmt build fuzz ui ui-test screenshots app app-demo app-e2e screenshots-menu
 
 # The main job on a machine without Mail: the demo daemon on fixture stores.
 demo: build
@@ -38,3 +38,26 @@ fuzz:
 
 fmt:
 	cargo fmt --all
+
+# The settings window's bundle, ui/dist, which the app embeds.
+ui:
+	cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build
+
+# The menu-bar app (needs scripts/install-deps.sh's packages and ui/dist: `make ui`).
+app:
+	cargo build -p tidings-app
+
+# The menu-bar app on demo stores, with its settings window open.
+app-demo: app
+	./target/debug/tidings-app --demo --data-dir ./demo --open-settings
+
+# The app end to end under Xvfb + trayer (part of `make test`).
+app-e2e:
+	scripts/app-e2e.sh
+
+# Screenshots for the README: the tray menu in light and dark (GTK's themes under Xvfb).
+screenshots: screenshots-menu
+
+screenshots-menu:
+	SHOTS_DIR=docs/screenshots THEME=light scripts/app-e2e.sh
+	SHOTS_DIR=docs/screenshots THEME=dark scripts/app-e2e.sh

@@ -2,11 +2,16 @@
 # Installs what the test suite needs beyond the Rust toolchain: a D-Bus session bus and
 # gnome-keyring, so the keychain tests talk to a real Secret Service, and python3 with venv,
 # for the Python SDK test (scripts/python-sdk-venv.sh installs the SDK from PyPI), and node, npm
-# and chromium for the settings window's browser tests (scripts/ui-test.sh). Idempotent:
+# and chromium for the settings window's browser tests (scripts/ui-test.sh), and the menu-bar
+# app's build packages (WebKitGTK, the appindicator tray, librsvg, libxdo; spec desktop.md 2.1)
+# and its end-to-end harness (Xvfb, trayer as the tray host, xdotool, ImageMagick). Idempotent:
 # installs nothing when everything is present. Needs root (CI runs as root) or sudo.
 set -euo pipefail
 
-packages=(dbus dbus-user-session gnome-keyring libsecret-tools)
+packages=(dbus dbus-user-session gnome-keyring libsecret-tools
+  libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
+  build-essential pkg-config file
+  xvfb xauth x11-utils trayer xdotool imagemagick at-spi2-core)
 # A python3 that can already make a venv (pyenv, a distro build) is enough.
 python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3 python3-venv)
 # A node and npm already on PATH (nodesource, nvm) are enough; else Debian's (ui/ runs on 18).

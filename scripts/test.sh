@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 
 [ -n "${TIDINGS_SKIP_INSTALL:-}" ] || scripts/install-deps.sh
 
+# The settings window's bundle (ui/dist), which the app embeds at build time.
+if [ ! -f ui/dist/index.html ] && [ -f ui/package.json ]; then
+  echo "== make ui" >&2
+  make ui
+fi
+
 echo "== cargo fmt --check" >&2
 cargo fmt --all --check
 
@@ -21,3 +27,6 @@ if [ -x scripts/with-keyring.sh ]; then
 else
   cargo test --workspace --locked
 fi
+
+echo "== the menu-bar app end to end" >&2
+scripts/app-e2e.sh

@@ -1,0 +1,47 @@
+//! Engine changes to the window and the menu: on every change of `Handle::state()` the app
+//! updates the tray and emits `state-changed`, plus `settings-changed` when the settings, the
+//! pause or the first-run flag differ from the last ones sent (a hand edit of settings.toml
+//! included: the engine applies it and its state changes); on every change of the activity
+//! log, `activity-changed`.
+
+use tauri::{AppHandle, Emitter, Manager};
+use tidings_core::Settings;
+use tidings_server::{Handle, app};
+
+use crate::commands::newest_first;
+use crate::tray::Tray;
+
+/// Starts the two watchers; they end when the engine stops.
+pub fn spawn(app: &AppHandle, tray: Tray) {
+    let handle = app.state::<Handle>().inner().clone();
+    app.manage(tray.clone());
+    let (emit, engine) = (app.clone(), handle.clone());
+    tauri::async_runtime::spawn(async move {
+        let mut state = engine.state();
+        let mut sent: Option<(Settings, Option<u64>, bool)> = None;
+        loop {
+            let now = state.borrow_and_update().clone();
+            tray.update(&engine, &now);
+            let _ = emit.emit("state-changed", &now);
+            let key = (
+                engine.settings(),
+                engine.paused_until_ms(),
+                engine.first_run(),
+            );
+            if sent.as_ref() != Some(&key) {
+                let _ = emit.emit("settings-changed", app::settings_view(&engine).await);
+                sent = Some(key);
+            }
+            if state.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+    let emit = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let mut changes = handle.activity().subscribe();
+        while changes.changed().await.is_ok() {
+            let _ = emit.emit("activity-changed", newest_first(&handle));
+        }
+    });
+}

@@ -1,0 +1,125 @@
+//! Tidings' menu-bar app: hosts the engine in-process (`tidings_server::Tidings::start`), shows
+//! the tray menu and the settings window, and bridges the window to the engine's `Handle`.
+//!
+//! Modules: `args` (the command line), `commands` (the window's Tauri commands, one line each),
+//! `tray` (the menu, updated in place), `bridge` (engine changes to window events and the menu).
+//! Decisions: docs/decisions/app.md.
+
+// No console window on Windows release builds (harmless elsewhere).
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod args;
+mod bridge;
+mod commands;
+mod tray;
+
+use clap::Parser;
+use tauri::{Manager, RunEvent, WindowEvent};
+use tidings_server::{Handle, Tidings};
+
+/// The settings window's label (`tauri.conf.json`).
+pub const SETTINGS: &str = "settings";
+
+fn main() -> std::process::ExitCode {
+    let args = args::AppArgs::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(args.log_level())
+        .with_ansi(false)
+        .init();
+    match run(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tidings-app: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Builds and runs the app until Quit. Returns only on a start-up error: on Quit, Tauri exits
+/// the process from its event loop (after `RunEvent::Exit`, where the engine is stopped).
+fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let config = args.config()?;
+    let open_settings = args.open_settings;
+    let app = tauri::Builder::default()
+        // First: a second launch hands over to this one and exits before it starts an engine
+        // (plugins run before `setup`; spec desktop.md 1.1).
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            show_settings(app);
+        }))
+        .invoke_handler(commands::handler())
+        .setup(move |app| {
+            #[cfg(target_os = "macos")]
+            app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+            // The engine runs on Tauri's tokio runtime, so its tasks and the commands share one.
+            let handle = tauri::async_runtime::block_on(async { Tidings::start(config) })?;
+            eprintln!("tidings-app: serving on {}", handle.socket_path().display());
+            let first_run = handle.first_run();
+            app.manage(handle);
+            quit_on_signal(app.handle().clone());
+            let tray = tray::Tray::build(app.handle())?;
+            bridge::spawn(app.handle(), tray);
+            if open_settings || first_run {
+                show_settings(app.handle());
+            }
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the settings window hides it: it is opened again from the menu.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+        .build(tauri::generate_context!())?;
+    app.run(|app, event| match event {
+        // The last window closing is not a reason to quit; `app.exit(n)` (Quit) passes
+        // `Some(n)` and still quits.
+        RunEvent::ExitRequested { api, code, .. } if code.is_none() => api.prevent_exit(),
+        RunEvent::Exit => {
+            if let Some(handle) = app.try_state::<Handle>() {
+                stop(&handle);
+            }
+        }
+        _ => {}
+    });
+    Ok(())
+}
+
+/// Shows the settings window and brings it to the front.
+pub fn show_settings(app: &tauri::AppHandle) {
+    if let Some(window) = app.get_webview_window(SETTINGS) {
+        let _ = window.unminimize();
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+}
+
+/// SIGTERM (launchd or systemd stopping the app, `kill`) and Ctrl-C quit as the menu's Quit
+/// does, so streams get their final frames and the socket file is removed.
+fn quit_on_signal(app: tauri::AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut term) = signal(SignalKind::terminate()) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        app.exit(0);
+    });
+}
+
+/// Stops the engine and waits for it: streams get their final frames, the socket file goes.
+fn stop(handle: &Handle) {
+    handle.shutdown();
+    if let Err(error) = tauri::async_runtime::block_on(handle.join()) {
+        eprintln!("tidings-app: {error}");
+    }
+}
