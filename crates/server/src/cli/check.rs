@@ -191,10 +191,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("consumers").join("a.cursor");
         assert_eq!(read_cursor(&file).unwrap(), None);
-        write_cursor(&file, "t1.one").unwrap();
-        write_cursor(&file, "t1.two").unwrap();
-        assert_eq!(read_cursor(&file).unwrap().as_deref(), Some("t1.two"));
+        let (one, two) = ("t1.mail.received=v2.1-2-3.4", "t1.mail.received=v2.1-2-3.5");
+        write_cursor(&file, one).unwrap();
+        write_cursor(&file, two).unwrap();
+        assert_eq!(read_cursor(&file).unwrap().as_deref(), Some(two));
         let names: Vec<_> = std::fs::read_dir(file.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file left behind");
+        // A damaged file reads as "no cursor yet": the next call starts from now.
+        write_cursor(&file, "t1.two").unwrap();
+        assert_eq!(read_cursor(&file).unwrap(), None);
     }
 }
