@@ -1,8 +1,9 @@
 //! Engine changes to the window and the menu: on every change of `Handle::state()` the app
 //! updates the tray and emits `state-changed`, plus `settings-changed` when the settings, the
 //! pause or the first-run flag differ from the last ones sent (a hand edit of settings.toml
-//! included: the engine applies it and its state changes); on every change of the activity
-//! log, `activity-changed`.
+//! included: the engine applies it and its state changes), and on every change of the
+//! settings in force (a hand edit that keeps the State's counts); on every change of the
+//! activity log, `activity-changed`.
 
 use tauri::{AppHandle, Emitter, Manager};
 use tidings_core::Settings;
@@ -35,6 +36,15 @@ pub fn spawn(app: &AppHandle, tray: Tray) {
             if state.changed().await.is_err() {
                 break;
             }
+        }
+    });
+    // A hand edit that swaps one allowlist entry for another leaves the State's counts as
+    // they were: the settings themselves are watched too.
+    let (emit, engine) = (app.clone(), handle.clone());
+    tauri::async_runtime::spawn(async move {
+        let mut settings = engine.settings_changes();
+        while settings.changed().await.is_ok() {
+            let _ = emit.emit("settings-changed", app::settings_view(&engine).await);
         }
     });
     let emit = app.clone();

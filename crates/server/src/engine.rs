@@ -325,6 +325,13 @@ impl Handle {
         self.shared.daemon.settings()
     }
 
+    /// Told of every settings change in force: an edit through the handle, a hand edit of the
+    /// file once applied, a pause or its end. `State` only counts allowlists, so a hand edit
+    /// that swaps one entry for another changes the settings but not the `State`.
+    pub fn settings_changes(&self) -> watch::Receiver<Arc<Settings>> {
+        self.shared.daemon.settings_receiver()
+    }
+
     /// Change the settings: `f` edits a copy, which is validated by the save, written
     /// atomically and applied live, by the same path a file edit takes.
     pub fn update_settings(&self, f: impl FnOnce(&mut Settings)) -> Result<(), DaemonError> {

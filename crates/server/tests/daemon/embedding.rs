@@ -80,6 +80,7 @@ fn the_app_starts_watches_changes_revokes_and_stops_the_engine() {
     let mut client = Client::connect(&socket);
     let me = subscribe_and_receive(&rt, &handle, &mut client, &tmp.path().join("demo"));
     change_settings(&rt, &handle, &mut client);
+    hand_edit_is_seen(&rt, &handle);
     revoke(&rt, &handle, &mut client, me);
 
     // A new connection is a new client, served again.
@@ -93,6 +94,37 @@ fn the_app_starts_watches_changes_revokes_and_stops_the_engine() {
     assert!(!socket.exists(), "the socket file is removed");
     drop(client);
     drop(again);
+}
+
+/// A hand edit of the file that swaps one allowlist entry for another leaves the State's
+/// counts as they were; the app hears of it through `settings_changes`.
+fn hand_edit_is_seen(rt: &tokio::runtime::Runtime, handle: &Handle) {
+    let mut changes = handle.settings_changes();
+    changes.borrow_and_update();
+    let text = std::fs::read_to_string(handle.settings_path()).unwrap();
+    assert!(text.contains("\"example.net\""), "{text}");
+    std::fs::write(
+        handle.settings_path(),
+        text.replacen("\"example.net\"", "\"example.info\"", 1),
+    )
+    .unwrap();
+    let seen = bounded(rt, "the hand edit in settings_changes", async move {
+        changes
+            .wait_for(|s| {
+                s.mail
+                    .allow
+                    .iter()
+                    .any(|e| e.0.to_string() == "example.info")
+            })
+            .await
+            .is_ok()
+    });
+    assert!(seen, "the engine stopped first");
+    assert_eq!(
+        handle.state().borrow().types[0].allowlist.domains,
+        3,
+        "counts unchanged"
+    );
 }
 
 /// The client opens a push stream (the State shows it) and gets one event (counted in the
