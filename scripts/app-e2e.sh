@@ -3,8 +3,11 @@
 # stores, under a private D-Bus session, Xvfb and trayer (an XEmbed tray host; spec
 # desktop.md 2.2). Checks: the tray icon appears; the menu opens (screenshot); a second
 # launch hands over to the first and opens the settings window, whose page asks the app for
-# its state; turning Mail off in the menu ends a client's `mail.received` stream over the
-# socket with `terminated`; Pause all pauses the engine; Quit exits 0 and removes the socket.
+# its state and paints it; driven by the keyboard (xdotool), the window gets past the
+# first-run sheet, and turning Mail off in its Event types section ends a client's
+# `mail.received` stream over the socket with `terminated` and is saved in settings.toml, and
+# turning it on again shows in `tidings status`; turning Mail off in the menu ends a stream
+# the same way; Pause all pauses the engine; Quit exits 0 and removes the socket.
 #
 # Every wait polls for a condition with a generous bound; nothing asserts on timing.
 # Env: SHOTS_DIR=DIR also writes the menu's screenshot there as menu-$THEME.png (make
@@ -70,10 +73,11 @@ panel=$(xdotool search --onlyvisible --name '^panel$' | head -n1)
 
 demo=$work/demo
 sock=$demo/tidings.sock
-RUST_BACKTRACE=1 "$app" --demo --data-dir "$demo" --simulate 1 -v >"$out/app.log" 2>&1 &
-app_pid=$!
-pids+=($app_pid)
-wait_for 60 "socket from the app" "$cli" status --socket "$sock" --json
+app_pid=
+settings=
+tail_pid=
+
+# ---- helpers -------------------------------------------------------------------------------
 
 # The tray icon: a viewable window of a real size nested in trayer's panel (the XEmbed socket
 # trayer made for the app's icon).
@@ -86,11 +90,7 @@ icon_window() {
   done
   return 1
 }
-wait_for 30 "tray icon in trayer" icon_window
-icon=$(icon_window)
-echo "== tray icon: window $icon" >&2
-
-# Opens the menu by clicking the icon; waits for GTK's popup (a new viewable window of ours).
+# GTK's popup menu: a viewable override-redirect window of ours.
 menu_window() {
   local w
   for w in $(xdotool search --onlyvisible --classname '^tidings-app$' 2>/dev/null); do
@@ -99,83 +99,200 @@ menu_window() {
   return 1
 }
 menu_closed() { ! menu_window; }
+# Opens the menu by clicking the icon; waits for the popup.
 open_menu() {
   xdotool mousemove --window "$icon" 8 8 click 1
   wait_for 20 "menu after clicking the tray icon" menu_window
 }
+streams() { "$cli" status --socket "$sock" --json | grep -Eq '"streams": *[1-9]'; }
+# type_enabled TYPE true|false: what `tidings status --json` says is configured for TYPE.
+type_enabled() {
+  "$cli" status --socket "$sock" --json | python3 -c '
+import json, sys
+state = json.load(sys.stdin)
+sys.exit(0 if [t["enabled"] for t in state["types"] if t["name"] == sys.argv[1]] == [sys.argv[2] == "true"] else 1)
+' "$1" "$2"
+}
+# mail_in_file true|false: the `enabled` line under [mail] in settings.toml.
+mail_in_file() {
+  grep -Eq "^enabled *= *$1" <(sed -n '/^\[mail\]/,/^\[/p' "$demo/settings.toml")
+}
+# How many times the page called COMMAND (each call is logged by name at -v).
+command_count() { grep -c "command=\"$1\"" "$out/app.log" || true; }
+command_count_above() { (($(command_count "$1") > $2)); }
 
-open_menu
-menu=$(menu_window)
-import -window root "$out/screen-menu.png"
-import -window "$menu" "$out/menu.png"
-if [ -n "${SHOTS_DIR:-}" ]; then
-  mkdir -p "$SHOTS_DIR" && cp "$out/menu.png" "$SHOTS_DIR/menu-$theme.png"
-fi
-xdotool key Escape
-wait_for 20 "menu to close" menu_closed
+# start_mail_tail NAME: a client's stream of mail.received over the socket, open and counted
+# by the app before it returns (output in tail-NAME.out/.err); sets tail_pid.
+start_mail_tail() {
+  "$cli" tail mail.received --socket "$sock" >"$out/tail-$1.out" 2>"$out/tail-$1.err" &
+  tail_pid=$!
+  pids+=($tail_pid)
+  wait_for 30 "the client's stream ($1) in the app's state" streams
+}
+# expect_terminated NAME WHY: the stream ends, and `tidings tail` reports
+# `notifications/events/terminated` as "the daemon ended the stream" with its error:
+# NotFound (-32023), the type was turned off.
+expect_terminated() {
+  tail_ended() { ! kill -0 "$tail_pid" 2>/dev/null; }
+  wait_for 30 "the stream ($1) to end after $2" tail_ended
+  grep -q 'ended the stream.*-32023' "$out/tail-$1.err" \
+    || fail "the stream ($1) did not end with terminated NotFound: $(cat "$out/tail-$1.err")"
+}
+
+# ---- steps ---------------------------------------------------------------------------------
+
+start_app() {
+  RUST_BACKTRACE=1 "$app" --demo --data-dir "$demo" --simulate 1 -v >"$out/app.log" 2>&1 &
+  app_pid=$!
+  pids+=($app_pid)
+  wait_for 60 "socket from the app" "$cli" status --socket "$sock" --json
+}
+
+tray_icon_appears() {
+  wait_for 30 "tray icon in trayer" icon_window
+  icon=$(icon_window)
+  echo "== tray icon: window $icon" >&2
+}
+
+menu_opens() {
+  open_menu
+  local menu
+  menu=$(menu_window)
+  import -window root "$out/screen-menu.png"
+  import -window "$menu" "$out/menu.png"
+  if [ -n "${SHOTS_DIR:-}" ]; then
+    mkdir -p "$SHOTS_DIR" && cp "$out/menu.png" "$SHOTS_DIR/menu-$theme.png"
+  fi
+  xdotool key Escape
+  wait_for 20 "menu to close" menu_closed
+}
 
 # A second launch hands over to the running app, which opens Settings; the second exits 0.
-"$app" --demo --data-dir "$demo" >"$out/second.log" 2>&1 || fail "the second launch exited non-zero"
-wait_for 30 "settings window after a second launch" xdotool search --onlyvisible --name '^Tidings Settings$'
-# The page ran and asked the app for real data (commands are logged by name at -v).
-for command in get_state get_settings; do
-  wait_for 30 "$command from the settings window" grep -q "command=\"$command\"" "$out/app.log"
-done
-settings=$(xdotool search --onlyvisible --name '^Tidings Settings$' | head -n1)
-# Painted and settled: not one flat colour, and the same in two shots in a row (the page has
-# filled in what the commands returned). The last shot is the artifact settings.png.
-painted() {
-  import -window "$settings" "$out/settings.png" || return 1
-  [ "$(convert "$out/settings.png" -format '%[fx:standard_deviation>0.02]' info:)" = 1 ] || return 1
-  if [ -f "$work/last.png" ] && compare -metric AE "$work/last.png" "$out/settings.png" null: 2>/dev/null; then
+# The page ran and asked the app for real data.
+second_launch_opens_settings() {
+  "$app" --demo --data-dir "$demo" >"$out/second.log" 2>&1 || fail "the second launch exited non-zero"
+  wait_for 30 "settings window after a second launch" xdotool search --onlyvisible --name '^Tidings Settings$'
+  local command
+  for command in get_state get_settings; do
+    wait_for 30 "$command from the settings window" grep -q "command=\"$command\"" "$out/app.log"
+  done
+  settings=$(xdotool search --onlyvisible --name '^Tidings Settings$' | head -n1)
+}
+
+# settled NAME: the window is painted and settled: not one flat colour, and the same in two
+# shots in a row (the page has filled in what the commands returned). The last shot is the
+# artifact NAME.png.
+settled() {
+  local shot=$out/$1.png last=$work/last-$1.png
+  import -window "$settings" "$shot" || return 1
+  [ "$(convert "$shot" -format '%[fx:standard_deviation>0.02]' info:)" = 1 ] || return 1
+  if [ -f "$last" ] && compare -metric AE "$last" "$shot" null: 2>/dev/null; then
     return 0
   fi
-  cp "$out/settings.png" "$work/last.png"
+  cp "$shot" "$last"
   sleep 0.5
   return 1
 }
-wait_for 30 "the settings window to paint its page" painted
+settings_window_paints() {
+  wait_for 30 "the settings window to paint its page" settled settings
+}
 
-# A client's stream of mail.received, open before the toggle.
-"$cli" tail mail.received --socket "$sock" >"$out/tail.out" 2>"$out/tail.err" &
-tail_pid=$!
-pids+=($tail_pid)
-streams() { "$cli" status --socket "$sock" --json | grep -Eq '"streams": *[1-9]'; }
-wait_for 30 "the client's stream in the app's state" streams
+# The window is driven with the keyboard only. There is no window manager under Xvfb, so
+# xdotool sets the X input focus on the window itself; `xdotool key` then types through XTEST
+# into whatever the page has focused.
+#
+# The demo directory is new, so this is a first run and the page shows the first-run sheet
+# (a modal dialog), whose focus starts on its Type select. Tab goes to the allowlist entry, the
+# snippet and Copy snippet (Turn on is disabled while the entry is empty), then Done (a control
+# added to the sheet changes this count; the wait below then fails naming Done).
+window_finishes_first_run() {
+  xdotool windowfocus --sync "$settings"
+  xdotool key Tab Tab Tab Tab Return
+  wait_for 30 "finish_first_run after Done in the first-run sheet" \
+    grep -q 'command="finish_first_run"' "$out/app.log"
+  # The page closes the sheet when the command returns: wait for that before typing on.
+  sheet_gone() {
+    settled settings-status && ! compare -metric AE "$out/settings.png" "$out/settings-status.png" null: 2>/dev/null
+  }
+  wait_for 30 "the first-run sheet to close" sheet_gone
+}
 
-# Mail off through the menu: the first item that takes focus is the Mail check item.
-open_menu
-xdotool key Down Return
-wait_for 20 "menu to close after the toggle" menu_closed
-tail_ended() { ! kill -0 "$tail_pid" 2>/dev/null; }
-wait_for 30 "the stream to end after turning Mail off" tail_ended
-# `tidings tail` reports `notifications/events/terminated` as "the daemon ended the stream"
-# with its error: NotFound (-32023), the type was turned off.
-grep -q 'ended the stream.*-32023' "$out/tail.err" \
-  || fail "the stream did not end with terminated NotFound: $(cat "$out/tail.err")"
-grep -Eq '^enabled *= *false' <(sed -n '/^\[mail\]/,/^\[/p' "$demo/settings.toml") \
-  || fail "settings.toml still has mail enabled"
+# From the closed sheet, keyboard focus goes on from where Done was, after everything else in
+# the page: Shift+Tab reaches the Status section's last control (Pause all), again the
+# selected section's tab (Status); Down selects Event types and focuses its tab; Tab reaches
+# the section's first control, Mail's switch. (Tab forward from there would leave the web
+# view, and WebKitGTK gives it no keyboard focus back without a click.)
+window_focuses_mail_switch() {
+  xdotool key shift+Tab shift+Tab Down Tab
+}
+
+# window_presses_switch WHAT: Space on the focused switch; waits for the page's command.
+window_presses_switch() {
+  local before
+  before=$(command_count set_type_enabled)
+  xdotool key space
+  wait_for 20 "set_type_enabled from the window ($1)" command_count_above set_type_enabled "$before"
+}
+
+# Mail off in the window: a client's stream of mail.received ends with `terminated` and
+# settings.toml says so; Mail on again in the window: the engine's state says it is on.
+window_toggle_reaches_the_socket() {
+  start_mail_tail window
+  window_focuses_mail_switch
+  window_presses_switch "Mail off"
+  expect_terminated window "turning Mail off in the window"
+  wait_for 20 "enabled = false under [mail] in settings.toml after the window's toggle" mail_in_file false
+  wait_for 30 "the settings window to settle after Mail off" settled settings-types
+  window_presses_switch "Mail on"
+  wait_for 20 "mail.received enabled in tidings status after the window's toggle" type_enabled mail.received true
+}
+
+# Mail off through the menu: the first item that takes focus (GTK skips disabled items) is the
+# Mail check item.
+menu_toggle_reaches_the_socket() {
+  start_mail_tail menu
+  open_menu
+  xdotool key Down Return
+  wait_for 20 "menu to close after the toggle" menu_closed
+  expect_terminated menu "turning Mail off in the menu"
+  mail_in_file false || fail "settings.toml still has mail enabled after the menu's toggle"
+}
 
 # Pause all for 1 hour: the third item that takes focus (after Mail and Messages); the
 # engine's state then says until when, and the menu's status line says so too.
-open_menu
-xdotool key Down Down Down Return
-wait_for 20 "menu to close after Pause" menu_closed
-paused() { "$cli" status --socket "$sock" --json | grep -Eq '"pausedUntilMs": *[0-9]'; }
-wait_for 30 "pausedUntilMs in the state after Pause all" paused
-open_menu
-import -window "$(menu_window)" "$out/menu-paused.png"
-xdotool key Escape
-wait_for 20 "menu to close" menu_closed
+menu_pauses_all() {
+  open_menu
+  xdotool key Down Down Down Return
+  wait_for 20 "menu to close after Pause" menu_closed
+  paused() { "$cli" status --socket "$sock" --json | grep -Eq '"pausedUntilMs": *[0-9]'; }
+  wait_for 30 "pausedUntilMs in the state after Pause all" paused
+  open_menu
+  import -window "$(menu_window)" "$out/menu-paused.png"
+  xdotool key Escape
+  wait_for 20 "menu to close" menu_closed
+}
 
-# Quit Tidings: the last item (Up from the top wraps to it).
-open_menu
-xdotool key Up Return
-app_done() { ! kill -0 "$app_pid" 2>/dev/null; }
-wait_for 30 "the app to exit after Quit" app_done
-code=0
-wait "$app_pid" || code=$?
-[ "$code" -eq 0 ] || fail "Quit exited $code"
-[ ! -e "$sock" ] || fail "the socket is still there after Quit"
-! grep -q 'panicked' "$out/app.log" || fail "the app panicked"
+# Quit Tidings: the last item (Up from the top wraps to it). Exits 0 and removes the socket.
+menu_quits() {
+  open_menu
+  xdotool key Up Return
+  app_done() { ! kill -0 "$app_pid" 2>/dev/null; }
+  wait_for 30 "the app to exit after Quit" app_done
+  local code=0
+  wait "$app_pid" || code=$?
+  [ "$code" -eq 0 ] || fail "Quit exited $code"
+  [ ! -e "$sock" ] || fail "the socket is still there after Quit"
+  ! grep -q 'panicked' "$out/app.log" || fail "the app panicked"
+}
+
+start_app
+tray_icon_appears
+menu_opens
+second_launch_opens_settings
+settings_window_paints
+window_finishes_first_run
+window_toggle_reaches_the_socket
+menu_toggle_reaches_the_socket
+menu_pauses_all
+menu_quits
 echo "== app-e2e ($theme): ok (artifacts in target/app-e2e/$theme)" >&2
