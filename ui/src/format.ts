@@ -113,10 +113,9 @@ export function modeLabel(mode: string): string {
 const KIND_LABELS: Record<string, string> = {
   address: "An email address",
   domain: "A domain and its subdomains",
-  subdomains: "Subdomains of a domain",
   phone: "A phone number",
   phone_prefix: "Phone numbers starting with this prefix",
-  chat: "A chat",
+  address_prefix: "Email addresses starting with this text",
 };
 
 /** What a checked allowlist entry will match, or why it is refused. */

@@ -96,7 +96,8 @@ export interface SettingsView {
   connectSnippet: string;
 }
 
-export type AllowKind = "address" | "domain" | "subdomains" | "phone" | "phone_prefix" | "chat";
+/** The kinds core's `check_allow_entry` returns (crates/core/src/allowlist.rs `AllowKind`). */
+export type AllowKind = "address" | "domain" | "phone" | "phone_prefix" | "address_prefix";
 
 export interface AllowCheck {
   ok: boolean;

@@ -43,9 +43,8 @@ export function installFakeBridge(seed) {
     if (s.endsWith("*")) {
       const p = s.slice(0, -1);
       if (!p || p === "+" || p.includes("*")) return no(`\`${s}\` is not a prefix: write one such as \`+120255501*\``);
-      return { ok: true, kind: "phone_prefix", reason: null };
+      return { ok: true, kind: p.startsWith("+") ? "phone_prefix" : "address_prefix", reason: null };
     }
-    if (s.startsWith("chat")) return { ok: true, kind: "chat", reason: null };
     if (s.startsWith("@")) return /^@[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(s) ? { ok: true, kind: "domain", reason: null } : no(`\`${s}\` is not a domain`);
     if (s.includes("@")) {
       const [l, d] = s.split("@");

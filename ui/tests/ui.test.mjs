@@ -110,6 +110,9 @@ test("event types: toggle, allowlist validated as you type, backfill limits, rea
     await input.fill("+*");
     await page.waitForFunction(() => document.querySelector("[data-testid='allow-msg-mail.received']").textContent.includes("prefix"));
     assert.match(await msg.innerText(), /is not a prefix/);
+    // Every kind core can return has its own words, never its raw name.
+    await input.fill("noreply*");
+    await page.waitForFunction(() => document.querySelector("[data-testid='allow-msg-mail.received']").textContent === "Email addresses starting with this text.");
 
     await input.fill("ana@example.org");
     await page.waitForFunction(() => document.querySelector("[data-testid='allow-msg-mail.received']").textContent === "An email address.");
