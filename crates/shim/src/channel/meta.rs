@@ -172,8 +172,10 @@ pub fn clean(raw: &str, max: usize) -> String {
 }
 
 /// Unicode format characters that reorder or hide text (bidi controls, zero-width ones).
+/// The zero-width non-joiner and joiner (U+200C, U+200D) stay, as in the daemon's own
+/// sanitiser (tidings-core `text`): they hold emoji sequences and scripts together.
 fn is_format(c: char) -> bool {
-    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    matches!(c, '\u{200b}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }
 
 /// `s` cut to at most `max` bytes on a character boundary, with "…" when cut.
@@ -246,6 +248,17 @@ mod tests {
         assert!(!content.contains('\n') && !content.contains('<') && !content.contains('"'));
         assert!(!content.contains('\u{202e}'));
         assert!(content.starts_with("New mail from Eve X ‹"), "{content}");
+    }
+
+    #[test]
+    fn joiners_stay_and_bidi_controls_go() {
+        // A family emoji is four people held together by U+200D; an RLO reorders text.
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}";
+        assert_eq!(
+            clean(&format!("{family} \u{202E}dad"), 100),
+            format!("{family} dad")
+        );
+        assert_eq!(clean("a\u{200C}b\u{200B}c", 100), "a\u{200C}bc");
     }
 
     #[test]
