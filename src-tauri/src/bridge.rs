@@ -1,9 +1,9 @@
 //! Engine changes to the window and the menu: on every change of `Handle::state()` the app
 //! updates the tray and emits `state-changed`, plus `settings-changed` when the settings, the
 //! pause or the first-run flag differ from the last ones sent (a hand edit of settings.toml
-//! included: the engine applies it and its state changes), and on every change of the
-//! settings in force (a hand edit that keeps the State's counts); on every change of the
-//! activity log, `activity-changed`.
+//! included); it also wakes on every change of the settings in force, since a hand edit can
+//! keep the State's counts as they were. On every change of the activity log,
+//! `activity-changed`.
 
 use tauri::{AppHandle, Emitter, Manager};
 use tidings_core::Settings;
@@ -19,8 +19,12 @@ pub fn spawn(app: &AppHandle, tray: Tray) {
     let (emit, engine) = (app.clone(), handle.clone());
     tauri::async_runtime::spawn(async move {
         let mut state = engine.state();
+        // A hand edit that swaps one allowlist entry for another leaves the State's counts
+        // as they were: the settings in force wake this watcher too.
+        let mut settings = engine.settings_changes();
         let mut sent: Option<(Settings, Option<u64>, bool)> = None;
         loop {
+            settings.borrow_and_update();
             let now = state.borrow_and_update().clone();
             tray.update(&engine, &now);
             let _ = emit.emit("state-changed", &now);
@@ -33,18 +37,13 @@ pub fn spawn(app: &AppHandle, tray: Tray) {
                 let _ = emit.emit("settings-changed", app::settings_view(&engine).await);
                 sent = Some(key);
             }
-            if state.changed().await.is_err() {
+            let alive = tokio::select! {
+                changed = state.changed() => changed.is_ok(),
+                changed = settings.changed() => changed.is_ok(),
+            };
+            if !alive {
                 break;
             }
-        }
-    });
-    // A hand edit that swaps one allowlist entry for another leaves the State's counts as
-    // they were: the settings themselves are watched too.
-    let (emit, engine) = (app.clone(), handle.clone());
-    tauri::async_runtime::spawn(async move {
-        let mut settings = engine.settings_changes();
-        while settings.changed().await.is_ok() {
-            let _ = emit.emit("settings-changed", app::settings_view(&engine).await);
         }
     });
     let emit = app.clone();
