@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
+use tidings_core::allowlist::AllowKind;
 use tidings_core::descriptor::enabled_descriptors;
 use tidings_core::filter::SenderPattern;
 use tidings_core::settings::SettingsError;
@@ -522,15 +523,15 @@ fn placeholder_state() -> State {
     }
 }
 
-/// Counts per kind; an exact entry with an `@` is an address, any other exact one a handle.
+/// Counts per kind, by core's one classification of an entry.
 fn allowlist_summary<'a>(entries: impl Iterator<Item = &'a SenderPattern>) -> AllowlistSummary {
     let mut s = AllowlistSummary::default();
     for entry in entries {
-        match entry {
-            SenderPattern::Exact(v) if v.contains('@') => s.addresses += 1,
-            SenderPattern::Exact(_) => s.handles += 1,
-            SenderPattern::Domain(_) => s.domains += 1,
-            SenderPattern::Prefix(_) => s.prefixes += 1,
+        match AllowKind::of(entry) {
+            AllowKind::Address => s.addresses += 1,
+            AllowKind::Phone => s.handles += 1,
+            AllowKind::Domain => s.domains += 1,
+            AllowKind::PhonePrefix | AllowKind::AddressPrefix => s.prefixes += 1,
         }
     }
     s

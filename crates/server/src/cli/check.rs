@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tidings_server::events::pull::cursor::ToolCursor;
-use tidings_server::events::pull::summary;
+use tidings_server::events::pull::{self, summary};
 
 use super::args::{CheckArgs, CheckFormat};
 use super::client::Client;
@@ -55,7 +55,7 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<()> {
     let saved = read_cursor(&file)?;
     let socket = resolve_socket(args.socket.as_deref())?;
     let mut client = Client::connect(&socket).await?;
-    let mut arguments = json!({"max_events": 100});
+    let mut arguments = json!({ "max_events": pull::MAX_EVENTS });
     if !args.types.is_empty() {
         arguments["events"] = json!(args.types);
     }

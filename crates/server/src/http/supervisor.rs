@@ -64,33 +64,6 @@ pub enum HttpState {
     },
 }
 
-impl HttpState {
-    /// One line for `tidings status`.
-    pub fn describe(&self) -> String {
-        match self {
-            HttpState::Starting => "starting".to_owned(),
-            HttpState::Off => "off".to_owned(),
-            HttpState::Serving { addr, no_auth } => format!(
-                "serving at http://{addr}{PATH}{}",
-                if *no_auth {
-                    " (no token: --no-auth)"
-                } else {
-                    ""
-                }
-            ),
-            HttpState::Failed { listen, error } => format!("not serving on {listen}: {error}"),
-        }
-    }
-
-    /// `http://ADDR/mcp` while serving.
-    pub fn url(&self) -> Option<String> {
-        match self {
-            HttpState::Serving { addr, .. } => Some(format!("http://{addr}{PATH}")),
-            _ => None,
-        }
-    }
-}
-
 impl From<&HttpState> for HttpEndpointState {
     fn from(state: &HttpState) -> HttpEndpointState {
         match state {
@@ -206,14 +179,9 @@ struct Supervisor {
 impl Supervisor {
     /// The first start, raced against shutdown, then [`supervise`](Supervisor::supervise).
     async fn begin(mut self, forced: Option<SocketAddr>, fatal: oneshot::Sender<HttpError>) {
-        let shutdown = self.daemon.shutdown_token().clone();
         let settings = if let Some(listen) = forced {
-            let bound = tokio::select! {
-                () = shutdown.cancelled() => {
-                    self.set_state(HttpState::Off);
-                    return;
-                }
-                bound = self.bind(listen) => bound,
+            let Some(bound) = self.bind_unless_shutdown(listen).await else {
+                return;
             };
             match bound {
                 Ok(endpoint) => self.run(listen, endpoint),
@@ -266,14 +234,8 @@ impl Supervisor {
             self.set_state(HttpState::Off);
             return;
         };
-        // The keychain may hang: shutdown must not wait for it.
-        let shutdown = self.daemon.shutdown_token().clone();
-        let bound = tokio::select! {
-            () = shutdown.cancelled() => {
-                self.set_state(HttpState::Off);
-                return;
-            }
-            bound = self.bind(listen) => bound,
+        let Some(bound) = self.bind_unless_shutdown(listen).await else {
+            return;
         };
         match bound {
             Ok(endpoint) => self.run(listen, endpoint),
@@ -288,6 +250,22 @@ impl Supervisor {
                     error: error.to_string(),
                 });
             }
+        }
+    }
+
+    /// [`bind`](Supervisor::bind), raced against shutdown: the keychain may hang, and
+    /// shutdown must not wait for it. None (the state then Off) when shutdown came first.
+    async fn bind_unless_shutdown(
+        &self,
+        listen: SocketAddr,
+    ) -> Option<Result<HttpEndpoint, HttpError>> {
+        let shutdown = self.daemon.shutdown_token().clone();
+        tokio::select! {
+            () = shutdown.cancelled() => {
+                self.set_state(HttpState::Off);
+                None
+            }
+            bound = self.bind(listen) => Some(bound),
         }
     }
 
