@@ -227,7 +227,7 @@ function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
         ),
       );
       if (!items.length) {
-        items.push(h("li", { class: "empty", text: "No senders yet: nothing reaches agents." }));
+        items.push(h("li", { class: "empty", text: "No senders listed: an agent gets only the senders it names itself." }));
       }
       replaceChildren(entries, ...items);
     },
