@@ -11,6 +11,8 @@
 //!   running: [`Launchd`] on macOS, [`NoLauncher`] on Linux, picked by [`default_launcher`].
 //! - [`keychain`]: [`Keychain`], one secret per account in the OS keychain (macOS Keychain,
 //!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
+//! - [`version`]: the version string `--version` prints: the workspace version and the git
+//!   commit (stamped by `build.rs`, "unknown" outside git).
 //! - [`error`]: the crate's error enums, [`PathError`] and [`LauncherError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
@@ -36,6 +38,7 @@ pub mod error;
 pub mod keychain;
 pub mod launcher;
 pub mod paths;
+pub mod version;
 
 pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
 pub use error::{LauncherError, PathError};

@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             exit_code::SUCCESS
         }
         Command::Version => {
-            println!("tidings-mcp {}", env!("CARGO_PKG_VERSION"));
+            println!("tidings-mcp {}", tidings_platform::version::LONG);
             exit_code::SUCCESS
         }
         Command::Run { socket } => run(socket, None),

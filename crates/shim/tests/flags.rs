@@ -10,11 +10,30 @@ async fn run(args: &[&str]) -> std::process::Output {
 }
 
 #[tokio::test]
-async fn version_prints_name_and_version() {
+async fn version_prints_name_version_and_commit() {
     let output = run(&["--version"]).await;
     assert!(output.status.success());
-    let expected = format!("tidings-mcp {}\n", env!("CARGO_PKG_VERSION"));
+    let expected = format!(
+        "tidings-mcp {} ({})\n",
+        env!("CARGO_PKG_VERSION"),
+        git_short_head()
+    );
     assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}
+
+/// The commit the binary should name, asked of git independently of build.rs; "unknown"
+/// outside a checkout, as build.rs falls back.
+fn git_short_head() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short=9", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map_or_else(
+            || "unknown".to_owned(),
+            |output| String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        )
 }
 
 #[tokio::test]

@@ -17,3 +17,5 @@ mod no_daemon;
 mod env_socket;
 // --version, --help and bad flags.
 mod flags;
+// The workspace, the app and the npm packages share one version.
+mod versions;

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// Tidings: tells local AI clients when new mail or a new message arrives.
 #[derive(Debug, Parser)]
-#[command(name = "tidings", version, propagate_version = true)]
+#[command(name = "tidings", version = tidings_platform::version::LONG, propagate_version = true)]
 #[command(after_help = "Logs go to stderr; set TIDINGS_LOG=debug (or pass -v) for more.")]
 pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace).

@@ -77,3 +77,5 @@ mod stream_limits;
 mod type_turned_off;
 // Wire faults over the real socket and shim.
 mod wire_faults;
+// `tidings --version`: the workspace version and the git commit.
+mod version;
