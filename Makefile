@@ -1,7 +1,7 @@
 # Tidings: one entry point for the common jobs. Each target is a thin wrapper over cargo or a
 # script in scripts/, so the commands work the same without make.
 
-.PHONY: demo test check bench fmt build fuzz ui ui-test screenshots app app-demo app-e2e screenshots-menu
+.PHONY: demo test check bench fmt build fuzz ui ui-test screenshots app app-demo app-e2e screenshots-menu bundle
 
 # The main job on a machine without Mail: the demo daemon on fixture stores.
 demo: build
@@ -46,6 +46,11 @@ ui:
 # The menu-bar app (needs scripts/install-deps.sh's packages and ui/dist: `make ui`).
 app:
 	cargo build -p tidings-app
+
+# The app bundle (release): a .deb on Linux, Tidings.app and a .dmg on macOS, each with
+# `tidings` and `tidings-mcp` inside, in target/release/bundle/ (docs/decisions/bundle.md).
+bundle:
+	scripts/bundle.sh
 
 # The menu-bar app on demo stores, with its settings window open.
 app-demo: app

