@@ -63,6 +63,7 @@ commands![
     pause_all,
     resume_all,
     finish_first_run,
+    set_start_at_login,
 ];
 
 #[tauri::command]
@@ -150,6 +151,20 @@ async fn resume_all(handle: Managed<'_, Handle>) -> Reply<SettingsView> {
 #[tauri::command]
 fn finish_first_run(handle: Managed<'_, Handle>) {
     app::finish_first_run(&handle);
+}
+
+#[tauri::command]
+async fn set_start_at_login(
+    app_handle: tauri::AppHandle,
+    handle: Managed<'_, Handle>,
+    enabled: bool,
+) -> Reply<SettingsView> {
+    let view = app::set_start_at_login(&handle, enabled).await?;
+    // The menu's tick follows the window's switch.
+    if let Some(tray) = tauri::Manager::try_state::<crate::tray::Tray>(&app_handle) {
+        tray.update_login(&view.start_at_login);
+    }
+    Ok(view)
 }
 
 /// The activity log as the window lists it: newest first (the engine keeps it oldest first).

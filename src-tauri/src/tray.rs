@@ -13,6 +13,7 @@ use tidings_server::{Handle, State, app};
 const QUIT: &str = "quit";
 const SETTINGS: &str = "settings";
 const PAUSE: &str = "pause";
+const LOGIN: &str = "login";
 /// How long "Pause all for 1 hour" pauses.
 const PAUSE_MINUTES: u32 = 60;
 
@@ -22,6 +23,7 @@ pub struct Tray {
     status: MenuItem<Wry>,
     types: Vec<(EventType, CheckMenuItem<Wry>, MenuItem<Wry>)>,
     pause: MenuItem<Wry>,
+    login: CheckMenuItem<Wry>,
 }
 
 /// A type's name in the menu.
@@ -50,9 +52,8 @@ impl Tray {
         }
         let pause = MenuItem::with_id(app, PAUSE, "Pause all for 1 hour", true, None::<&str>)?;
         let settings = MenuItem::with_id(app, SETTINGS, "Settings…", true, None::<&str>)?;
-        // Wired in the install issue; shown now so the menu keeps its shape then.
         let login =
-            CheckMenuItem::with_id(app, "login", "Start at Login", false, false, None::<&str>)?;
+            CheckMenuItem::with_id(app, LOGIN, "Start at Login", true, false, None::<&str>)?;
         let quit = MenuItem::with_id(app, QUIT, "Quit Tidings", true, None::<&str>)?;
         let menu = Menu::new(app)?;
         menu.append(&status)?;
@@ -71,9 +72,14 @@ impl Tray {
             status,
             types,
             pause,
+            login,
         };
         let handle = app.state::<Handle>();
         tray.update(&handle, &handle.state().borrow());
+        // Not in `update`: that runs on every state change, and asking (systemctl on Linux)
+        // is a process; the login item changes only through this menu, the window or a
+        // terminal (`tidings install`, seen at the next start).
+        tray.update_login(&app::login_view());
         TrayIconBuilder::with_id("tidings")
             .icon(tauri::include_image!("icons/tray.png"))
             // Monochrome: macOS tints a template image for light and dark menu bars.
@@ -103,6 +109,18 @@ impl Tray {
         };
         let _ = self.pause.set_text(pause);
     }
+
+    /// Ticks "Start at Login" when it is on; when macOS waits for approval, says so (a click
+    /// then opens the Login Items pane).
+    pub fn update_login(&self, view: &app::LoginView) {
+        let _ = self.login.set_checked(view.state == "enabled");
+        let text = if view.state == "requiresApproval" {
+            "Start at Login (needs approval)…"
+        } else {
+            "Start at Login"
+        };
+        let _ = self.login.set_text(text);
+    }
 }
 
 // The signature `TrayIconBuilder::on_menu_event` takes.
@@ -123,6 +141,22 @@ fn on_menu_event(app: &AppHandle, event: MenuEvent) {
 /// The items that change settings, through the same functions as the window's commands.
 async fn act(app: &AppHandle, id: &str) {
     let handle = app.state::<Handle>();
+    if id == LOGIN {
+        // Off when on; on (or, waiting for approval, the Login Items pane) otherwise.
+        let on = app::login_view().state == "enabled";
+        let result = app::set_start_at_login(&handle, !on).await;
+        let view = match result {
+            Ok(view) => view.start_at_login,
+            Err(error) => {
+                tracing::warn!(%error, "the menu action failed");
+                app::login_view()
+            }
+        };
+        if let Some(tray) = app.try_state::<Tray>() {
+            tray.update_login(&view);
+        }
+        return;
+    }
     let result = if id == PAUSE {
         if handle.paused_until_ms().is_some() {
             Ok(app::resume_all(&handle).await)

@@ -19,6 +19,7 @@ export const COMMANDS = [
   "pause_all",
   "resume_all",
   "finish_first_run",
+  "set_start_at_login",
 ] as const;
 
 /** One command name. */

@@ -94,6 +94,8 @@ export interface SettingsView {
   pausedUntilMs: number | null;
   firstRun: boolean;
   connectSnippet: string;
+  /** Start at login (the menu's "Start at Login"), with one sentence for the user. */
+  startAtLogin: { state: "enabled" | "requiresApproval" | "disabled"; text: string };
 }
 
 /** The kinds core's `check_allow_entry` returns (crates/core/src/allowlist.rs `AllowKind`). */

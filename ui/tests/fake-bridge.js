@@ -111,6 +111,12 @@ export function installFakeBridge(seed) {
       data.settings.notifications = Boolean(enabled);
       return settingsChanged();
     },
+    set_start_at_login: ({ enabled }) => {
+      data.settings.startAtLogin = enabled
+        ? { state: "enabled", text: "Tidings starts when you log in, and again if it stops unexpectedly." }
+        : { state: "disabled", text: "Tidings does not start at login." };
+      return settingsChanged();
+    },
     pause_all: ({ minutes }) => {
       data.settings.pausedUntilMs = Date.now() + minutes * 60000;
       return settingsChanged();

@@ -224,6 +224,21 @@ test("advanced: endpoint, port limits, token show/copy/rotate, notifications", a
 
     await page.getByTestId("notifications").click();
     assert.deepEqual(await calls(page, "set_notifications"), [{ enabled: false }]);
+
+    assert.equal(await text(page, "[data-testid=start-at-login-text]"), "Tidings does not start at login.");
+    await page.getByTestId("start-at-login").click();
+    assert.deepEqual(await calls(page, "set_start_at_login"), [{ enabled: true }]);
+    await page.waitForFunction(() => document.querySelector("[data-testid=start-at-login-text]").textContent.startsWith("Tidings starts"));
+    assert.equal(await page.getByTestId("start-at-login").isChecked(), true);
+  });
+});
+
+test("advanced: start at login waiting for approval says so", async () => {
+  const seed = fixtures();
+  seed.settings.startAtLogin = { state: "requiresApproval", text: "macOS is waiting for your approval: open System Settings > General > Login Items and allow Tidings." };
+  await withUi({ seed, hash: "advanced" }, async (page) => {
+    assert.match(await text(page, "[data-testid=start-at-login-text]"), /waiting for your approval/);
+    assert.equal(await page.getByTestId("start-at-login").isChecked(), false);
   });
 });
 

@@ -1,5 +1,5 @@
 //! The crate's error enums: [`PathError`] for paths and directories, [`LauncherError`] for
-//! asking the OS to start the daemon.
+//! asking the OS to start the daemon, [`LoginError`] for the login item.
 
 use std::path::PathBuf;
 
@@ -129,4 +129,77 @@ fn stderr_text(stderr: &str) -> String {
     } else {
         format!(": {stderr}")
     }
+}
+
+/// Why installing, removing or restarting the login item failed. Each names the file or
+/// the command (with its stderr) to look at.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoginError {
+    /// No home directory, so there is nowhere to put the agent or unit.
+    #[error("cannot find the home directory for the login item; set HOME")]
+    NoHome,
+
+    /// A program could not be run at all.
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        /// The program, e.g. `launchctl`.
+        program: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A command ran and reported failure.
+    #[error("`{command}` failed ({}){}", exit_text(*.code), stderr_text(.stderr))]
+    Failed {
+        /// The full command line.
+        command: String,
+        /// Its exit code, `None` if it was killed by a signal.
+        code: Option<i32>,
+        /// The first line of its stderr, trimmed.
+        stderr: String,
+    },
+
+    /// Writing the agent or unit file failed (the old file, if any, is left whole).
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Removing the agent or unit file failed.
+    #[error("cannot remove {}: {source}; remove it by hand", .path.display())]
+    Remove {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// `launchctl bootout` returned, but the job was still loaded when we stopped waiting.
+    #[error(
+        "{service} was still loaded {} ms after `launchctl bootout`; quit Tidings and run the \
+         command again",
+        .waited.as_millis()
+    )]
+    StillLoaded {
+        /// `gui/<uid>/<label>`.
+        service: String,
+        /// How long we waited.
+        waited: std::time::Duration,
+    },
+
+    /// `SMAppService` refused.
+    #[error("SMAppService could not {action} the login item: {reason}")]
+    AppService {
+        /// `register` or `unregister`.
+        action: &'static str,
+        /// What macOS said.
+        reason: String,
+    },
 }

@@ -9,11 +9,15 @@
 //!   run, with [`SystemRunner`] for real use and [`RecordingRunner`] as a test double.
 //! - [`launcher`]: [`Launcher`], what the `tidings-mcp` shim calls when the daemon is not
 //!   running: [`Launchd`] on macOS, [`NoLauncher`] on Linux, picked by [`default_launcher`].
+//! - [`login`]: [`LoginItem`], start at login with crash restart: `SMAppService` for the
+//!   bundled agent (macOS 13+), else a `LaunchAgent` plist and `launchctl`, and the systemd
+//!   user unit on Linux; `install`, `uninstall`, `status`, `restart`, with a dry run. The
+//!   `tidings install` CLI and the app's "Start at Login" share it.
 //! - [`keychain`]: [`Keychain`], one secret per account in the OS keychain (macOS Keychain,
 //!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
 //! - [`version`]: the version string `--version` prints: the workspace version and the git
 //!   commit (stamped by `build.rs`, "unknown" outside git).
-//! - [`error`]: the crate's error enums, [`PathError`] and [`LauncherError`].
+//! - [`error`]: the crate's error enums, [`PathError`], [`LauncherError`], [`LoginError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
 //! `default_*` pickers and [`paths::Os::CURRENT`] are chosen by `cfg`.
@@ -37,10 +41,12 @@ pub mod command;
 pub mod error;
 pub mod keychain;
 pub mod launcher;
+pub mod login;
 pub mod paths;
 pub mod version;
 
 pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
-pub use error::{LauncherError, PathError};
+pub use error::{LauncherError, LoginError, PathError};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
+pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};

@@ -13,6 +13,10 @@ use tidings_core::EventType;
 use tidings_core::allowlist::{self, AllowKind};
 use tidings_core::settings::MAX_BACKFILL_DAYS;
 
+use tidings_platform::login::{self, LoginState, LoginStatus, Options};
+use tidings_platform::paths::Os;
+use tidings_platform::{LoginError, LoginItem, Plan, SystemRunner};
+
 use crate::clients::Delivery;
 use crate::daemon::DaemonError;
 use crate::engine::{Handle, RevokeError};
@@ -42,6 +46,18 @@ pub struct SettingsView {
     pub first_run: bool,
     /// The JSON to paste into a client's MCP configuration.
     pub connect_snippet: String,
+    /// Whether the app starts at login.
+    pub start_at_login: LoginView,
+}
+
+/// Start at login, as the window and the menu show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginView {
+    /// `enabled`, `requiresApproval` (macOS waits for the user in Login Items) or `disabled`.
+    pub state: &'static str,
+    /// One sentence: what it means, and what to do when it needs something.
+    pub text: String,
 }
 
 /// One event type's settings, with its allowlist in words.
@@ -132,6 +148,9 @@ pub enum AppError {
     /// The client to revoke is not connected.
     #[error(transparent)]
     Revoke(#[from] RevokeError),
+    /// Start at login could not be changed.
+    #[error("start at login was not changed: {0}")]
+    Login(String),
 }
 
 fn event_type(name: &str) -> Result<EventType, AppError> {
@@ -174,6 +193,7 @@ fn settings_view_with_token(handle: &Handle, token: Option<String>) -> SettingsV
         paused_until_ms: handle.paused_until_ms(),
         first_run: handle.first_run(),
         connect_snippet: connect_snippet(),
+        start_at_login: login_view(),
     }
 }
 
@@ -335,6 +355,68 @@ pub fn finish_first_run(handle: &Handle) {
     handle.finish_first_run();
 }
 
+/// The login item for this executable (the app), on this platform, for the real OS.
+/// `keep_running`: the app may be the process the login item runs, so a toggle never stops
+/// it (docs/decisions/install.md).
+fn with_login_item<T>(f: impl FnOnce(&LoginItem<'_>) -> T) -> Result<T, LoginError> {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let plan = Plan::current(Os::CURRENT, exe)?;
+    let service = login::default_app_service(&plan);
+    let item = LoginItem::new(plan, &SystemRunner, service.as_ref()).with_options(Options {
+        keep_running: true,
+        ..Options::default()
+    });
+    Ok(f(&item))
+}
+
+/// Whether the app starts at login, in the view's words.
+pub fn login_view() -> LoginView {
+    // A closure, not the method path: the item's lifetime is the call's (clippy's suggestion
+    // does not type-check).
+    #[allow(clippy::redundant_closure_for_method_calls)]
+    let status = with_login_item(|item| item.status());
+    match status {
+        Ok(status) => view_of(&status),
+        Err(e) => LoginView {
+            state: "disabled",
+            text: e.to_string(),
+        },
+    }
+}
+
+fn view_of(status: &LoginStatus) -> LoginView {
+    LoginView {
+        state: match status.state {
+            LoginState::Enabled => "enabled",
+            LoginState::RequiresApproval => "requiresApproval",
+            LoginState::Disabled => "disabled",
+        },
+        text: status.text.clone(),
+    }
+}
+
+/// Turn start at login on or off, through the code `tidings install` runs. Turning it on
+/// while macOS waits for approval opens the Login Items pane instead: the registration is
+/// there, the user's yes is what is missing.
+pub async fn set_start_at_login(handle: &Handle, enabled: bool) -> Result<SettingsView, AppError> {
+    tokio::task::spawn_blocking(move || {
+        with_login_item(|item| {
+            let waiting = item.status().state == LoginState::RequiresApproval;
+            if enabled && waiting {
+                item.open_login_items()
+            } else if enabled {
+                item.install().map(drop)
+            } else {
+                item.uninstall().map(drop)
+            }
+        })?
+    })
+    .await
+    .map_err(|e| AppError::Login(format!("the login item task failed: {e}")))?
+    .map_err(|e| AppError::Login(e.to_string()))?;
+    Ok(settings_view(handle).await)
+}
+
 /// The shim's name.
 const SHIM: &str = "tidings-mcp";
 
@@ -415,6 +497,10 @@ mod tests {
             paused_until_ms: None,
             first_run: false,
             connect_snippet: "{}".into(),
+            start_at_login: LoginView {
+                state: "disabled",
+                text: "t".into(),
+            },
         };
         let v = serde_json::to_value(view).unwrap();
         let keys = |v: &serde_json::Value| {
@@ -430,9 +516,11 @@ mod tests {
                 "http",
                 "notifications",
                 "pausedUntilMs",
+                "startAtLogin",
                 "types"
             ]
         );
+        assert_eq!(keys(&v["startAtLogin"]), ["state", "text"]);
         assert_eq!(
             keys(&v["types"][0]),
             [

@@ -1,5 +1,5 @@
 // Advanced: the loopback HTTP endpoint (on/off, port, the bearer token shown, copied or
-// rotated) and notifications.
+// rotated), notifications and start at login.
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
@@ -113,6 +113,20 @@ export function advancedSection(ctx: Ctx): Section {
     }
   });
 
+  // Start at login: the menu's item, as a switch with the engine's sentence under it.
+  const loginId = uid("login");
+  const login = h("input", { id: loginId, attrs: { type: "checkbox", role: "switch", "data-testid": "start-at-login" } });
+  const loginText = h("p", { class: "msg", attrs: { "data-testid": "start-at-login-text" } });
+  login.addEventListener("change", async () => {
+    const enabled = login.checked;
+    try {
+      ctx.applySettings(await call<SettingsView>("set_start_at_login", { enabled }));
+    } catch (e) {
+      login.checked = !enabled;
+      setText(loginText, messageOf(e));
+    }
+  });
+
   const panel = h(
     "section",
     {},
@@ -143,6 +157,13 @@ export function advancedSection(ctx: Ctx): Section {
       h("label", { class: "switch", attrs: { for: notifyId } }, notify, h("span", { text: "Show a notification when something needs your attention" })),
       notifyError,
     ),
+    h("h3", { text: "Start at login" }),
+    h(
+      "div",
+      { class: "group" },
+      h("label", { class: "switch", attrs: { for: loginId } }, login, h("span", { text: "Start Tidings when you log in, and again if it stops" })),
+      loginText,
+    ),
   );
 
   return {
@@ -158,6 +179,8 @@ export function advancedSection(ctx: Ctx): Section {
       token.placeholder = s.http.token ? "" : "Created when the endpoint first starts";
       show.disabled = copy.disabled = !s.http.token;
       notify.checked = s.notifications;
+      login.checked = s.startAtLogin.state === "enabled";
+      setText(loginText, s.startAtLogin.text);
     },
   };
 }

@@ -1,5 +1,5 @@
 //! The command line: `tidings serve`, `tidings tail`, `tidings check`, `tidings status`,
-//! `tidings token`, parsed with clap.
+//! `tidings token`, `tidings install` / `uninstall`, parsed with clap.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -37,6 +37,73 @@ pub enum Command {
     /// Show or rotate the HTTP endpoint's bearer token (kept in the OS keychain).
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Start Tidings at login, and again after a crash (a launchd agent or a systemd user unit).
+    #[command(after_help = INSTALL_HELP)]
+    Install(InstallArgs),
+    /// Stop starting Tidings at login, stop it, and remove its socket; --purge also removes
+    /// settings, consumer positions and the HTTP token.
+    #[command(after_help = INSTALL_HELP)]
+    Uninstall(UninstallArgs),
+}
+
+const INSTALL_HELP: &str = "\
+On macOS 13+, from the app bundle, the login item is the bundled LaunchAgent registered
+through SMAppService (System Settings > General > Login Items may ask you to allow it);
+otherwise a LaunchAgent plist in ~/Library/LaunchAgents loaded with launchctl. On Linux, a
+systemd user unit (~/.config/systemd/user/tidings.service). A crash restarts Tidings; Quit
+does not. The app's \"Start at Login\" menu item does the same.
+
+Examples:
+  tidings install --dry-run --platform macos --exe /Applications/Tidings.app/Contents/MacOS/tidings-app
+  tidings install --exe /usr/local/bin/tidings      # headless: runs `tidings serve` at login
+  tidings uninstall --dry-run";
+
+/// `--platform`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlatformArg {
+    /// launchd: the app's bundled agent, or a plist in ~/Library/LaunchAgents.
+    Macos,
+    /// A systemd user unit.
+    Linux,
+}
+
+/// `tidings install`.
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// Print the files (in full) and the commands it would write and run; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Whose rules to follow; the other platform's only with --dry-run [default: this one].
+    #[arg(long, value_enum, value_name = "PLATFORM")]
+    pub platform: Option<PlatformArg>,
+
+    /// The executable to start at login: the app, or `tidings` to run `tidings serve`
+    /// headless [default: the tidings-app beside this tidings].
+    #[arg(long, value_name = "PATH")]
+    pub exe: Option<PathBuf>,
+}
+
+/// `tidings uninstall`.
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// Print what it would remove and run; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Whose rules to follow; the other platform's only with --dry-run [default: this one].
+    #[arg(long, value_enum, value_name = "PLATFORM")]
+    pub platform: Option<PlatformArg>,
+
+    /// Also remove the settings, the consumer positions (`tidings check`) and the HTTP
+    /// token from the keychain.
+    #[arg(long)]
+    pub purge: bool,
+
+    /// The daemon's socket, removed when nothing serves on it [default: `TIDINGS_SOCKET`,
+    /// else the platform default].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
 }
 
 /// `tidings token`.

@@ -18,6 +18,7 @@ use tidings_server::socket::SocketError;
 
 use super::check::CheckError;
 use super::client::ClientError;
+use super::login::InstallError;
 use super::tail::TailError;
 use super::token::TokenError;
 
@@ -60,6 +61,7 @@ fn coded(cause: &(dyn Error + 'static)) -> Option<u8> {
         .or_else(|| code::<TailError>(cause))
         .or_else(|| code::<CheckError>(cause))
         .or_else(|| code::<TokenError>(cause))
+        .or_else(|| code::<InstallError>(cause))
         .or_else(|| code::<StartError>(cause))
         .or_else(|| code::<SocketError>(cause))
         .or_else(|| code::<PathError>(cause))

@@ -6,6 +6,7 @@
 //! - `check`: hook digests: what is new since a named consumer's last call.
 //! - `status`: asks a daemon for `tidings/status`.
 //! - `token`: shows or rotates the HTTP token in the keychain, and tells a running daemon.
+//! - `login`: `install` / `uninstall`, the login item (`tidings_platform::login`).
 //! - `client`: the newline-delimited JSON-RPC client `tail` and `status` share.
 //! - `duration`: `--max-age` values like `10m`.
 //! - `exit_code`: every exit code, named.
@@ -15,6 +16,7 @@ pub mod check;
 pub mod client;
 pub mod duration;
 pub mod exit_code;
+pub mod login;
 pub mod serve;
 pub mod status;
 pub mod tail;

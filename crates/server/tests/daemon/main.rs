@@ -29,6 +29,8 @@ mod documented_commands;
 mod embedding;
 // A first run of the real daemon writes commented settings and says all is off.
 mod first_run;
+// `tidings install` / `uninstall`: dry runs for both platforms, a real run in a temporary home.
+mod install;
 // `tidings serve --http` as a process: no-auth URL, no keychain, bad settings, a hung keychain.
 mod http_cli;
 // The loopback HTTP endpoint: routing headers, who may connect, limits, poll and stream.
