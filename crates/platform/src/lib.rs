@@ -11,6 +11,10 @@
 //!   running: [`Launchd`] on macOS, [`NoLauncher`] on Linux, picked by [`default_launcher`].
 //! - [`keychain`]: [`Keychain`], one secret per account in the OS keychain (macOS Keychain,
 //!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
+//! - [`hosts`]: the MCP hosts Tidings connects ([`Host`], [`Mode`]): config paths, entries,
+//!   snippets, and where the shim is.
+//! - [`processes`]: [`Processes`], whether a host is running: `/proc` on Linux, `pgrep` on
+//!   macOS.
 //! - [`error`]: the crate's error enums, [`PathError`] and [`LauncherError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
@@ -33,11 +37,15 @@
 
 pub mod command;
 pub mod error;
+pub mod hosts;
 pub mod keychain;
 pub mod launcher;
 pub mod paths;
+pub mod processes;
 
 pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
 pub use error::{LauncherError, PathError};
+pub use hosts::{Format, Host, Mode};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
+pub use processes::{Pgrep, ProcFs, Processes, default_processes};
