@@ -216,35 +216,53 @@ impl Host {
         }
     }
 
-    /// The entry for `shim` in `mode`, as the host's config holds it (JSON; Codex's TOML
-    /// table has the same fields).
-    pub fn entry(self, shim: &Path, mode: Mode) -> Value {
-        let command = shim.display().to_string();
-        let args = mode.args();
-        match self {
-            Host::VsCode => json!({"type": "stdio", "command": command, "args": args}),
-            Host::Codex => json!({
-                "command": command,
-                "args": args,
-                "startup_timeout_sec": 10,
-                "tool_timeout_sec": 60,
-            }),
-            _ => json!({"command": command, "args": args}),
+    /// The entry for `shim` in `mode`, field by field in the order written (JSON; Codex's
+    /// TOML table has the same fields).
+    pub fn entry_fields(self, shim: &Path, mode: Mode) -> Vec<(&'static str, Value)> {
+        let mut fields = Vec::new();
+        if self == Host::VsCode {
+            fields.push(("type", json!("stdio")));
         }
+        fields.push(("command", json!(shim.display().to_string())));
+        fields.push(("args", json!(mode.args())));
+        if self == Host::Codex {
+            fields.push(("startup_timeout_sec", json!(10)));
+            fields.push(("tool_timeout_sec", json!(60)));
+        }
+        fields
+    }
+
+    /// [`entry_fields`](Host::entry_fields) as one JSON object.
+    pub fn entry(self, shim: &Path, mode: Mode) -> Value {
+        Value::Object(
+            self.entry_fields(shim, mode)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+        )
     }
 
     /// The snippet to paste into the host's config file: the whole file's shape with only
     /// Tidings' entry, and for Claude Code the `claude mcp add` line first.
     pub fn snippet(self, shim: &Path, mode: Mode) -> String {
-        let entry = self.entry(shim, mode);
+        let fields = self.entry_fields(shim, mode);
         let body = if self.format() == Format::Toml {
-            toml_table(&entry)
+            let mut out = format!("[{}.{SERVER_NAME}]", self.servers_key());
+            for (key, value) in &fields {
+                // JSON strings, numbers and string arrays are valid TOML values.
+                out.push_str(&format!("\n{key} = {value}"));
+            }
+            out
         } else {
-            let mut servers = serde_json::Map::new();
-            servers.insert(SERVER_NAME.to_owned(), entry);
-            let mut root = serde_json::Map::new();
-            root.insert(self.servers_key().to_owned(), Value::Object(servers));
-            serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default()
+            let lines: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("      \"{k}\": {v}"))
+                .collect();
+            format!(
+                "{{\n  \"{}\": {{\n    \"{SERVER_NAME}\": {{\n{}\n    }}\n  }}\n}}",
+                self.servers_key(),
+                lines.join(",\n")
+            )
         };
         match self {
             Host::ClaudeCode => format!("{}\n\n{body}", claude_mcp_add(shim, mode)),
@@ -269,18 +287,6 @@ pub fn claude_mcp_add(shim: &Path, mode: Mode) -> String {
 /// The snippet for a host we do not know: the common `mcpServers` shape.
 pub fn generic_snippet(shim: &Path, mode: Mode) -> String {
     Host::ClaudeDesktop.snippet(shim, mode)
-}
-
-/// `[mcp_servers.tidings]` with the entry's fields, strings and arrays as TOML writes them
-/// (JSON string escapes are valid TOML basic strings).
-fn toml_table(entry: &Value) -> String {
-    let mut out = format!("[{}.{SERVER_NAME}]\n", Host::Codex.servers_key());
-    if let Value::Object(fields) = entry {
-        for (key, value) in fields {
-            out.push_str(&format!("{key} = {value}\n"));
-        }
-    }
-    out.trim_end().to_owned()
 }
 
 /// `text` as one POSIX shell word: bare when it is only safe characters, else single-quoted.
