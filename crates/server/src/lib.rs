@@ -48,4 +48,5 @@ pub mod state;
 mod sync;
 
 pub use engine::{Config, Handle, StartError, Tidings};
+pub use home::home_relative;
 pub use state::State;

@@ -19,9 +19,13 @@ use crate::cli::args::{Cli, Command};
 pub fn init(cli: &Cli) {
     let base = match cli.command {
         Command::Serve(_) => LevelFilter::INFO,
-        Command::Tail(_) | Command::Check(_) | Command::Status(_) | Command::Token(_) => {
-            LevelFilter::WARN
-        }
+        Command::Tail(_)
+        | Command::Check(_)
+        | Command::Status(_)
+        | Command::Token(_)
+        | Command::Connect(_)
+        | Command::Disconnect(_)
+        | Command::Clients(_) => LevelFilter::WARN,
     };
     let from_env = std::env::var("TIDINGS_LOG")
         .ok()

@@ -59,6 +59,9 @@ fn run(command: Command) -> anyhow::Result<()> {
             Command::Check(args) => cli::check::run(args).await,
             Command::Status(args) => cli::status::run(args).await,
             Command::Token(command) => cli::token::run(command).await,
+            Command::Connect(args) => cli::connect::run_connect(args).await,
+            Command::Disconnect(args) => cli::connect::run_disconnect(&args),
+            Command::Clients(args) => cli::connect::run_clients(args).await,
         }
     });
     // Do not wait for tasks still parked on a socket or stdin: we are done.

@@ -131,6 +131,23 @@ pub fn remove(format: Format, key: &'static str, text: &str) -> Result<Option<St
 /// JSON5-ish parser allows, so what we accept the host accepts too.
 fn json_parse(format: Format, text: &str) -> Result<CstRootNode, EditError> {
     let jsonc = format == Format::Jsonc;
+    // The CST keeps comments whatever the options say, so strict JSON is checked by
+    // serde_json first (a blank file stands for an empty config).
+    if !jsonc && !text.trim().is_empty() {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            let message = e.to_string();
+            let message = message
+                .rsplit_once(" at line ")
+                .map_or(message.as_str(), |(m, _)| m)
+                .to_owned();
+            return Err(EditError::Invalid {
+                format: "JSON",
+                line: e.line(),
+                column: e.column(),
+                message,
+            });
+        }
+    }
     let options = ParseOptions {
         allow_comments: jsonc,
         allow_loose_object_property_names: false,
@@ -416,16 +433,9 @@ mod tests {
         );
         // Strict JSON refuses the same text, naming where.
         let err = set(Format::Json, "mcpServers", text, &entry()).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                EditError::Invalid {
-                    format: "JSON",
-                    line: 6,
-                    ..
-                }
-            ),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "is not valid JSON (line 1, column 1: expected value)"
         );
     }
 
@@ -450,7 +460,7 @@ mod tests {
         let err = set(Format::Json, "mcpServers", "{\n  \"a\": 1,\n}", &entry()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "is not valid JSON (line 2, column 9: Trailing commas are not allowed)"
+            "is not valid JSON (line 3, column 1: key must be a string)"
         );
     }
 
