@@ -19,6 +19,9 @@ export const COMMANDS = [
   "pause_all",
   "resume_all",
   "finish_first_run",
+  "list_hosts",
+  "connect_host",
+  "disconnect_host",
 ] as const;
 
 /** One command name. */

@@ -2,12 +2,14 @@
 //! works by running it. `tidings connect` / `disconnect` / `clients` and the app's Connect
 //! section call this; the host table and snippets are `tidings_platform::hosts`.
 //!
+//! - `app`: what the app's Connect section calls.
 //! - `edit`: the entry in the config text, every other byte kept.
 //! - `file`: read, back up, replace atomically.
 //! - `verify`: the handshake through the written command.
 //!
 //! Decisions: docs/decisions/connect.md.
 
+pub mod app;
 pub mod edit;
 pub mod file;
 pub mod verify;
