@@ -3,6 +3,7 @@
 //! by `tidings-mcp --print-config`, `tidings connect` and the app (docs/decisions/connect.md).
 
 use std::ffi::OsStr;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -250,7 +251,7 @@ impl Host {
             let mut out = format!("[{}.{SERVER_NAME}]", self.servers_key());
             for (key, value) in &fields {
                 // JSON strings, numbers and string arrays are valid TOML values.
-                out.push_str(&format!("\n{key} = {value}"));
+                let _ = write!(out, "\n{key} = {value}");
             }
             out
         } else {
@@ -381,16 +382,12 @@ mod tests {
         let shim = Path::new("/Applications/My Apps/Tidings.app/Contents/MacOS/tidings-mcp");
         for host in Host::ALL {
             let text = host.snippet(shim, Mode::Tools);
-            let value: Value = match host.format() {
-                Format::Toml => {
-                    let table: toml::Table = text.parse().unwrap();
-                    serde_json::to_value(&table["mcp_servers"]["tidings"]).unwrap()
-                }
-                _ => {
-                    let json = text.rsplit("\n\n").next().unwrap();
-                    serde_json::from_str::<Value>(json).unwrap()[host.servers_key()]["tidings"]
-                        .clone()
-                }
+            let value: Value = if host.format() == Format::Toml {
+                let table: toml::Table = text.parse().unwrap();
+                serde_json::to_value(&table["mcp_servers"]["tidings"]).unwrap()
+            } else {
+                let json = text.rsplit("\n\n").next().unwrap();
+                serde_json::from_str::<Value>(json).unwrap()[host.servers_key()]["tidings"].clone()
             };
             assert_eq!(value, host.entry(shim, Mode::Tools), "{host:?}: {text}");
         }

@@ -1,6 +1,6 @@
 //! Tidings' entry in a host's config text: read, set, remove, keeping every other byte as
 //! written (JSON and JSONC through jsonc-parser's concrete syntax tree, TOML through
-//! toml_edit). Pure: text in, text out; the file handling is in `file`.
+//! `toml_edit`). Pure: text in, text out; the file handling is in `file`.
 
 use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
@@ -133,20 +133,21 @@ fn json_parse(format: Format, text: &str) -> Result<CstRootNode, EditError> {
     let jsonc = format == Format::Jsonc;
     // The CST keeps comments whatever the options say, so strict JSON is checked by
     // serde_json first (a blank file stands for an empty config).
-    if !jsonc && !text.trim().is_empty() {
-        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
-            let message = e.to_string();
-            let message = message
-                .rsplit_once(" at line ")
-                .map_or(message.as_str(), |(m, _)| m)
-                .to_owned();
-            return Err(EditError::Invalid {
-                format: "JSON",
-                line: e.line(),
-                column: e.column(),
-                message,
-            });
-        }
+    if !jsonc
+        && !text.trim().is_empty()
+        && let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text)
+    {
+        let message = e.to_string();
+        let message = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(m, _)| m)
+            .to_owned();
+        return Err(EditError::Invalid {
+            format: "JSON",
+            line: e.line(),
+            column: e.column(),
+            message,
+        });
     }
     let options = ParseOptions {
         allow_comments: jsonc,
@@ -306,29 +307,26 @@ fn toml_set(
         .as_table_like_mut()
         .ok_or(EditError::KeyNotAnObject { key, what: "table" })?;
     let fields = entry.iter().map(|(k, v)| (*k, v));
-    match servers
+    if let Some(existing) = servers
         .get_mut(SERVER_NAME)
         .and_then(toml_edit::Item::as_table_like_mut)
     {
         // In place: the table keeps its position and header.
-        Some(existing) => {
-            existing.clear();
-            for (k, v) in fields {
-                existing.insert(k, toml_edit::Item::Value(toml_value(v)));
-            }
+        existing.clear();
+        for (k, v) in fields {
+            existing.insert(k, toml_edit::Item::Value(toml_value(v)));
         }
-        None => {
-            let mut table = toml_edit::Table::new();
-            for (k, v) in fields {
-                table.insert(k, toml_edit::Item::Value(toml_value(v)));
-            }
-            let item = if is_table {
-                toml_edit::Item::Table(table)
-            } else {
-                toml_edit::Item::Value(toml_edit::Value::InlineTable(table.into_inline_table()))
-            };
-            servers.insert(SERVER_NAME, item);
+    } else {
+        let mut table = toml_edit::Table::new();
+        for (k, v) in fields {
+            table.insert(k, toml_edit::Item::Value(toml_value(v)));
         }
+        let item = if is_table {
+            toml_edit::Item::Table(table)
+        } else {
+            toml_edit::Item::Value(toml_edit::Value::InlineTable(table.into_inline_table()))
+        };
+        servers.insert(SERVER_NAME, item);
     }
     Ok(doc.to_string())
 }
