@@ -9,6 +9,10 @@ use serde::Serialize;
 use tauri::State as Managed;
 use tidings_server::app::{self, AllowCheck, SettingsView};
 use tidings_server::clients::Delivery;
+use tidings_server::connect::{
+    self,
+    app::{HostView, Outcome},
+};
 use tidings_server::{Handle, State};
 
 /// What a failed command rejects with.
@@ -64,6 +68,9 @@ commands![
     resume_all,
     finish_first_run,
     set_start_at_login,
+    list_hosts,
+    connect_host,
+    disconnect_host,
 ];
 
 #[tauri::command]
@@ -151,6 +158,21 @@ async fn resume_all(handle: Managed<'_, Handle>) -> Reply<SettingsView> {
 #[tauri::command]
 fn finish_first_run(handle: Managed<'_, Handle>) {
     app::finish_first_run(&handle);
+}
+
+#[tauri::command]
+fn list_hosts(handle: Managed<'_, Handle>) -> Vec<HostView> {
+    connect::app::hosts_view(&handle)
+}
+
+#[tauri::command]
+async fn connect_host(id: String, mode: String) -> Reply<Outcome> {
+    Ok(connect::app::connect_host(&id, &mode).await?)
+}
+
+#[tauri::command]
+fn disconnect_host(id: String) -> Reply<Outcome> {
+    Ok(connect::app::disconnect_host(&id)?)
 }
 
 #[tauri::command]

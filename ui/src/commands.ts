@@ -20,6 +20,9 @@ export const COMMANDS = [
   "resume_all",
   "finish_first_run",
   "set_start_at_login",
+  "list_hosts",
+  "connect_host",
+  "disconnect_host",
 ] as const;
 
 /** One command name. */

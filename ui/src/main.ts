@@ -10,6 +10,7 @@ import type { Delivery, SettingsView, State } from "./model";
 import { activitySection } from "./sections/activity";
 import { advancedSection } from "./sections/advanced";
 import { clientsSection } from "./sections/clients";
+import { connectSection } from "./sections/connect";
 import { statusSection } from "./sections/status";
 import { typesSection } from "./sections/types";
 
@@ -59,7 +60,7 @@ function sidebar(list: Section[], select: (i: number, focus: boolean) => void): 
 
 async function start(): Promise<void> {
   const root = document.getElementById("app")!;
-  sections = [statusSection(ctx), typesSection(ctx), clientsSection(ctx), activitySection(ctx), advancedSection(ctx)];
+  sections = [statusSection(ctx), typesSection(ctx), clientsSection(ctx), connectSection(ctx), activitySection(ctx), advancedSection(ctx)];
   sheet = firstRun(ctx);
   const main = h("main", { class: "content" });
   for (const s of sections) {

@@ -117,3 +117,31 @@ export interface Delivery {
 
 /** The most backfill the engine accepts, in days (contract: 0..=365). */
 export const MAX_BACKFILL_DAYS = 365;
+
+/** One MCP host in the Connect section (`list_hosts`, crates/server/src/connect/app.rs). */
+export interface HostView {
+  id: string;
+  name: string;
+  /** Its config file. */
+  path: string;
+  /** The configured mode ("tools" also stands for events), or null. */
+  configured: string | null;
+  command: string | null;
+  /** Why the config could not be read. */
+  problem: string | null;
+  modes: string[];
+  /** Connections that announced this host now; null when the engine cannot tell. */
+  connected: number | null;
+  /** The snippet to copy; null when the shim is not found. */
+  snippet: string | null;
+  /** The host runs now: a change needs a restart. */
+  running: boolean;
+}
+
+/** What `connect_host` / `disconnect_host` did. */
+export interface ConnectOutcome {
+  path: string;
+  backup: string | null;
+  restart: string | null;
+  verification: { ok: boolean; message: string } | null;
+}

@@ -7,7 +7,7 @@
 
 export function installFakeBridge(seed) {
   const clone = (v) => JSON.parse(JSON.stringify(v));
-  const data = { state: clone(seed.state), settings: clone(seed.settings), activity: clone(seed.activity) };
+  const data = { state: clone(seed.state), settings: clone(seed.settings), activity: clone(seed.activity), hosts: clone(seed.hosts ?? defaultHosts()) };
   const calls = [];
   const unknown = [];
   const listeners = new Map();
@@ -55,9 +55,55 @@ export function installFakeBridge(seed) {
     return no(`\`${s}\` is not an address, a phone number, a domain or a prefix ending in \`*\``);
   }
 
+  // The Connect section's hosts, as the app lists them (crates/server/src/connect/app.rs).
+  function defaultHosts() {
+    const host = (id, name, path, modes) => ({
+      id, name, path, configured: null, command: null, problem: null, modes, connected: 0,
+      snippet: `{"mcpServers": {"tidings": {"command": "/Applications/Tidings.app/Contents/MacOS/tidings-mcp", "args": []}}}`,
+      running: false,
+    });
+    return [
+      host("claude-code", "Claude Code", "~/.claude.json", ["tools", "channel", "events"]),
+      host("claude-desktop", "Claude Desktop", "~/Library/Application Support/Claude/claude_desktop_config.json", ["tools", "events"]),
+      host("cursor", "Cursor", "~/.cursor/mcp.json", ["tools", "events"]),
+      host("vscode", "VS Code", "~/Library/Application Support/Code/User/mcp.json", ["tools", "events"]),
+      host("codex", "Codex", "~/.codex/config.toml", ["tools", "events"]),
+      host("zed", "Zed", "~/.config/zed/settings.json", ["tools", "events"]),
+    ];
+  }
+  function hostOf(id) {
+    return data.hosts.find((x) => x.id === id);
+  }
+
   derive();
 
   const handlers = {
+    list_hosts: () => clone(data.hosts),
+    // A host whose `failWith` is set fails its check with that text, as a shim that cannot
+    // reach the daemon does; one with `problem` is refused like a malformed config.
+    connect_host: ({ id, mode }) => {
+      const x = hostOf(id);
+      if (!x) return fail(`no client called \`${id}\``);
+      if (!x.modes.includes(mode)) return fail(`${x.name} has no ${mode} mode`);
+      if (x.problem) return fail(`${x.path} ${x.problem}; fix it (or move it aside) and try again. It was left untouched.`);
+      x.configured = mode === "events" ? "tools" : mode;
+      const verification = x.failWith
+        ? { ok: false, message: x.failWith }
+        : { ok: true, message: `Connected ✓ (${mode === "channel" ? "channel, tools" : "tools"}: tidings_check, tidings_wait)` };
+      return {
+        path: x.path,
+        backup: `${x.path}.tidings-backup-20261130T170559Z`,
+        restart: x.running ? `${x.name} is running: restart it to load the change (it reads its config only at start).` : null,
+        verification,
+      };
+    },
+    disconnect_host: ({ id }) => {
+      const x = hostOf(id);
+      if (!x) return fail(`no client called \`${id}\``);
+      const had = x.configured;
+      x.configured = null;
+      return { path: x.path, backup: had ? `${x.path}.tidings-backup-20261130T170600Z` : null, restart: null, verification: null };
+    },
     get_state: () => clone(data.state),
     get_settings: () => clone(data.settings),
     set_type_enabled: ({ eventType, enabled }) => {

@@ -23,13 +23,32 @@ function seed() {
   b.subscriptions[0].mode = "channel";
   s.state.http = { state: "serving", url: "http://127.0.0.1:3917/mcp", no_auth: false };
   s.settings.http.enabled = true;
+  s.hosts = connectHosts();
   s.activity.forEach((d) => {
     d.clientName = d.clientId === 3 ? "claude-code" : "Tidings channel";
   });
   return s;
 }
 
-const sections = ["status", "types", "clients", "activity", "advanced"];
+/** The Connect section's hosts: Claude Code connected as a channel, Cursor configured. */
+function connectHosts() {
+  const shim = "/Applications/Tidings.app/Contents/MacOS/tidings-mcp";
+  const host = (id, name, path, modes, extra = {}) => ({
+    id, name, path, modes, configured: null, command: null, problem: null, connected: 0, running: false,
+    snippet: `{\n  "mcpServers": {\n    "tidings": {\n      "command": "${shim}",\n      "args": []\n    }\n  }\n}`,
+    ...extra,
+  });
+  return [
+    host("claude-code", "Claude Code", "~/.claude.json", ["tools", "channel", "events"], { configured: "channel", command: shim, connected: 1 }),
+    host("claude-desktop", "Claude Desktop", "~/Library/Application Support/Claude/claude_desktop_config.json", ["tools", "events"]),
+    host("cursor", "Cursor", "~/.cursor/mcp.json", ["tools", "events"], { configured: "tools", command: shim, running: true }),
+    host("vscode", "VS Code", "~/Library/Application Support/Code/User/mcp.json", ["tools", "events"]),
+    host("codex", "Codex", "~/.codex/config.toml", ["tools", "events"], { configured: "tools", command: shim, connected: 1 }),
+    host("zed", "Zed", "~/.config/zed/settings.json", ["tools", "events"]),
+  ];
+}
+
+const sections = ["status", "types", "clients", "connect", "activity", "advanced"];
 const server = await serveDist();
 const browser = await launch();
 try {

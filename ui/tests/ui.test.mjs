@@ -285,7 +285,7 @@ test("keyboard: arrow keys move through sections, Tab reaches every control, all
     const cdp = await page.context().newCDPSession(page);
     await page.keyboard.press("Tab");
     assert.equal(await page.evaluate(() => document.activeElement.id), "tab-status");
-    const ids = ["status", "types", "clients", "activity", "advanced"];
+    const ids = ["status", "types", "clients", "connect", "activity", "advanced"];
     for (let i = 0; i < ids.length; i++) {
       if (i > 0) await page.keyboard.press("ArrowDown");
       const id = ids[i];
@@ -321,6 +321,52 @@ test("keyboard: arrow keys move through sections, Tab reaches every control, all
     }
     await page.keyboard.press("ArrowDown");
     assert.equal(await page.evaluate(() => document.activeElement.id), "tab-status", "the list wraps");
+  });
+});
+
+test("connect: each host's state, connect with the check inline, a failure, restart, disconnect, copy", async () => {
+  const seed = fixtures();
+  seed.hosts = undefined;
+  await withUi({ seed, hash: "connect" }, async (page) => {
+    await page.waitForSelector("[data-host-id=zed]");
+    const rows = await page.locator("[data-host-id]").evaluateAll((els) => els.map((e) => e.dataset.hostId));
+    assert.deepEqual(rows, ["claude-code", "claude-desktop", "cursor", "vscode", "codex", "zed"]);
+    assert.equal(await text(page, "[data-testid=host-state-cursor]"), "Not configured · not connected now");
+    assert.equal(await text(page, "[data-testid=host-path-codex]"), "~/.codex/config.toml");
+    const modes = await page.getByTestId("host-mode-claude-code").locator("option").evaluateAll((o) => o.map((x) => x.value));
+    assert.deepEqual(modes, ["tools", "channel", "events"], "Claude Code offers the channel");
+    const cursorModes = await page.getByTestId("host-mode-cursor").locator("option").evaluateAll((o) => o.map((x) => x.value));
+    assert.ok(!cursorModes.includes("channel"), "only Claude Code has a channel");
+
+    // Connect Claude Code as a channel: the check's result inline, the row now configured.
+    await page.getByTestId("host-mode-claude-code").selectOption("channel");
+    await page.getByRole("button", { name: "Connect Claude Code", exact: true }).click();
+    await page.waitForFunction(() => document.querySelector("[data-testid=host-result-claude-code]").textContent.startsWith("Connected ✓"));
+    assert.equal(await text(page, "[data-testid=host-result-claude-code]"), "Connected ✓ (channel, tools: tidings_check, tidings_wait)");
+    assert.deepEqual(await calls(page, "connect_host"), [{ id: "claude-code", mode: "channel" }]);
+    await page.waitForFunction(() => document.querySelector("[data-testid=host-state-claude-code]").textContent.startsWith("Configured (channel)"));
+    assert.match(await text(page, "[data-testid=host-warn-claude-code]"), /Backup: ~\/\.claude\.json\.tidings-backup-/);
+    assert.equal(await page.getByRole("button", { name: "Disconnect Claude Code" }).isDisabled(), false);
+
+    // A check that fails shows the failure, in the error tone; a running host says restart.
+    await page.evaluate(() => {
+      const cursor = window.__fake.data.hosts.find((x) => x.id === "cursor");
+      cursor.failWith = "tidings-mcp exited with status 69 before answering initialize; it said: tidings-mcp: no daemon at /tmp/t.sock";
+      cursor.running = true;
+    });
+    await page.getByRole("button", { name: "Connect Cursor", exact: true }).click();
+    await page.waitForFunction(() => document.querySelector("[data-testid=host-result-cursor]").dataset.tone === "error");
+    assert.match(await text(page, "[data-testid=host-result-cursor]"), /exited with status 69 before answering initialize/);
+    assert.match(await text(page, "[data-testid=host-warn-cursor]"), /Cursor is running: restart it/);
+
+    // Disconnect Claude Code: not configured again.
+    await page.getByRole("button", { name: "Disconnect Claude Code" }).click();
+    await page.waitForFunction(() => document.querySelector("[data-testid=host-result-claude-code]").textContent === "Removed Tidings from Claude Code.");
+    await page.waitForFunction(() => document.querySelector("[data-testid=host-state-claude-code]").textContent.startsWith("Not configured"));
+    assert.deepEqual(await calls(page, "disconnect_host"), [{ id: "claude-code" }]);
+
+    // Every row offers its snippet (headless chromium has no clipboard to check it against).
+    assert.equal(await page.getByRole("button", { name: "Copy the Zed snippet" }).isEnabled(), true);
   });
 });
 

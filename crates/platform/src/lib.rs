@@ -17,6 +17,10 @@
 //!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
 //! - [`version`]: the version string `--version` prints: the workspace version and the git
 //!   commit (stamped by `build.rs`, "unknown" outside git).
+//! - [`hosts`]: the MCP hosts Tidings connects ([`Host`], [`Mode`]): config paths, entries,
+//!   snippets, and where the shim is.
+//! - [`processes`]: [`Processes`], whether a host is running: `/proc` on Linux, `pgrep` on
+//!   macOS.
 //! - [`error`]: the crate's error enums, [`PathError`], [`LauncherError`], [`LoginError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
@@ -39,14 +43,18 @@
 
 pub mod command;
 pub mod error;
+pub mod hosts;
 pub mod keychain;
 pub mod launcher;
 pub mod login;
 pub mod paths;
+pub mod processes;
 pub mod version;
 
 pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
 pub use error::{LauncherError, LoginError, PathError};
+pub use hosts::{Format, Host, Mode};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};
+pub use processes::{Pgrep, ProcFs, Processes, default_processes};

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// `path` with the home directory written as `~`, when it is under it.
-pub(crate) fn home_relative(path: &Path) -> String {
+pub fn home_relative(path: &Path) -> String {
     relative_to(path, home().as_deref())
 }
 

@@ -23,6 +23,9 @@ pub fn init(cli: &Cli) {
         | Command::Check(_)
         | Command::Status(_)
         | Command::Token(_)
+        | Command::Connect(_)
+        | Command::Disconnect(_)
+        | Command::Clients(_)
         | Command::Install(_)
         | Command::Uninstall(_) => LevelFilter::WARN,
     };

@@ -61,6 +61,9 @@ fn run(command: Command) -> anyhow::Result<()> {
             Command::Token(command) => cli::token::run(command).await,
             Command::Install(args) => cli::login::install(&args),
             Command::Uninstall(args) => cli::login::uninstall(&args),
+            Command::Connect(args) => cli::connect::run_connect(args).await,
+            Command::Disconnect(args) => cli::connect::run_disconnect(&args),
+            Command::Clients(args) => cli::connect::run_clients(args).await,
         }
     });
     // Do not wait for tasks still parked on a socket or stdin: we are done.

@@ -15,6 +15,13 @@ pub enum Command {
     },
     /// `--channel`: serve a Claude Code channel.
     Channel(ChannelArgs),
+    /// `--print-config [--client NAME] [--mode MODE]`: print the config snippet.
+    PrintConfig {
+        /// The host, from `--client`; `None`: the common `mcpServers` shape.
+        client: Option<tidings_platform::Host>,
+        /// From `--mode` [default: tools].
+        mode: tidings_platform::Mode,
+    },
     /// `--version`.
     Version,
     /// `--help` or `-h`.
@@ -62,6 +69,20 @@ pub enum ArgsError {
     /// `--type` with a name we do not serve.
     #[error("--type `{0}` is not an event type; use mail.received or messages.received")]
     UnknownType(String),
+    /// `--client` with a name we have no snippet for.
+    #[error(
+        "--client `{0}` is not one we know; use claude-code, claude-desktop, cursor, vscode, codex or zed, or leave it out for the common shape"
+    )]
+    UnknownClient(String),
+    /// `--mode` with a name we do not know.
+    #[error("--mode `{0}` is not a mode; use tools, events or channel")]
+    UnknownMode(String),
+    /// `--mode channel` for a host without channels.
+    #[error("--mode channel is for Claude Code only; use --client claude-code or another mode")]
+    ChannelNeedsClaudeCode,
+    /// `--client` or `--mode` without `--print-config`.
+    #[error("{0} only applies with --print-config; try `tidings-mcp --help`")]
+    NeedsPrintConfig(&'static str),
     /// `--preset` together with filter flags.
     #[error(
         "--preset takes its types and senders from settings.toml; drop --type, --from and \
@@ -86,6 +107,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsEr
     let mut seen_filter: Option<&'static str> = None;
     let mut channel_flag: Option<&'static str> = None;
     let mut first_error = None;
+    let mut print_config = false;
+    let mut client: Option<String> = None;
+    let mut mode: Option<String> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let text = arg.to_string_lossy().into_owned();
@@ -97,6 +121,25 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsEr
             "-h" | "--help" => return Ok(Command::Help),
             "--version" => return Ok(Command::Version),
             "--channel" if inline.is_none() => channel = true,
+            "--print-config" if inline.is_none() => print_config = true,
+            "--client" | "--mode" => {
+                let value = match inline {
+                    Some(value) => Some(value.to_owned()),
+                    None => args.next().map(|v| v.to_string_lossy().into_owned()),
+                };
+                let (name, example) = if flag == "--client" {
+                    ("--client", "claude-code")
+                } else {
+                    ("--mode", "tools")
+                };
+                match value.filter(|v| !v.trim().is_empty()) {
+                    Some(value) if name == "--client" => client = Some(value),
+                    Some(value) => mode = Some(value),
+                    None => {
+                        first_error.get_or_insert(ArgsError::MissingValue(name, example));
+                    }
+                }
+            }
             "--socket" => {
                 let path = match inline {
                     // Slice the OsString, not the lossy text, so non-UTF-8 paths survive.
@@ -138,6 +181,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsEr
     if let Some(error) = first_error {
         return Err(error);
     }
+    if print_config {
+        return print_config_command(client.as_deref(), mode.as_deref());
+    }
+    if client.is_some() {
+        return Err(ArgsError::NeedsPrintConfig("--client"));
+    }
+    if mode.is_some() {
+        return Err(ArgsError::NeedsPrintConfig("--mode"));
+    }
     if !channel {
         return match channel_flag {
             Some(flag) => Err(ArgsError::NeedsChannel(flag)),
@@ -150,6 +202,24 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsEr
         return Err(ArgsError::PresetWithFilters);
     }
     Ok(Command::Channel(parsed))
+}
+
+/// `--print-config` with its `--client` and `--mode`, checked.
+fn print_config_command(client: Option<&str>, mode: Option<&str>) -> Result<Command, ArgsError> {
+    use tidings_platform::{Host, Mode};
+    let client = client
+        .map(|name| Host::from_id(name).ok_or_else(|| ArgsError::UnknownClient(name.to_owned())))
+        .transpose()?;
+    let mode = match mode {
+        Some(name) => {
+            Mode::from_name(name).ok_or_else(|| ArgsError::UnknownMode(name.to_owned()))?
+        }
+        None => Mode::Tools,
+    };
+    if mode == Mode::Channel && client != Some(Host::ClaudeCode) {
+        return Err(ArgsError::ChannelNeedsClaudeCode);
+    }
+    Ok(Command::PrintConfig { client, mode })
 }
 
 /// Records one value of a channel flag.
@@ -184,6 +254,7 @@ be running.
 Usage: tidings-mcp [--socket PATH]
        tidings-mcp --channel [--type TYPE] [--from LIST] [--domains LIST] [--socket PATH]
        tidings-mcp --channel --preset NAME [--socket PATH]
+       tidings-mcp --print-config [--client NAME] [--mode MODE]
 
 Options:
   --socket PATH   connect to PATH instead of the default socket
@@ -195,6 +266,11 @@ Options:
   --domains LIST  with --channel: sender domains, comma-separated
   --preset NAME   with --channel: the types and senders of [channel.presets.NAME] in
                   settings.toml, instead of --type, --from and --domains
+  --print-config  print the config entry that starts this tidings-mcp, and exit
+  --client NAME   with --print-config: the file shape of claude-code, claude-desktop,
+                  cursor, vscode, codex or zed [default: the common mcpServers shape]
+  --mode MODE     with --print-config: tools, events or channel (claude-code only)
+                  [default: tools]
   --version       print the version and exit
   -h, --help      print this help and exit
 
@@ -313,6 +389,42 @@ mod tests {
     }
 
     #[test]
+    fn print_config_takes_a_client_and_a_mode() {
+        use tidings_platform::{Host, Mode};
+        assert_eq!(
+            parse_strs(&["--print-config"]),
+            Ok(Command::PrintConfig {
+                client: None,
+                mode: Mode::Tools
+            })
+        );
+        assert_eq!(
+            parse_strs(&[
+                "--print-config",
+                "--client",
+                "claude-code",
+                "--mode=channel"
+            ]),
+            Ok(Command::PrintConfig {
+                client: Some(Host::ClaudeCode),
+                mode: Mode::Channel
+            })
+        );
+        assert_eq!(
+            parse_strs(&["--print-config", "--client", "cursor", "--mode", "channel"]),
+            Err(ArgsError::ChannelNeedsClaudeCode)
+        );
+        assert_eq!(
+            parse_strs(&["--print-config", "--client", "goose"]),
+            Err(ArgsError::UnknownClient("goose".into()))
+        );
+        assert_eq!(
+            parse_strs(&["--mode", "tools"]),
+            Err(ArgsError::NeedsPrintConfig("--mode"))
+        );
+    }
+
+    #[test]
     fn usage_mentions_every_flag_and_the_env_var() {
         for needle in [
             "--socket",
@@ -325,6 +437,9 @@ mod tests {
             "--help",
             "TIDINGS_SOCKET",
             "mcpServers",
+            "--print-config",
+            "--client",
+            "--mode",
         ] {
             assert!(USAGE.contains(needle), "{needle}");
         }

@@ -5,7 +5,8 @@
 //!
 //! Module map:
 //!
-//! - `args`: the flags, parsed by hand, and the `--help` text.
+//! - `args`: the flags, parsed by hand, and the `--help` text. `--print-config` prints the
+//!   snippet from `tidings_platform::hosts`, the table `tidings connect` writes from.
 //! - `channel`: `--channel`, a Claude Code channel fed by `events/stream`.
 //! - `connect`: connect to the socket; if nobody answers, ask the OS to start the daemon
 //!   and retry briefly; one-line errors that name the path.
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
             print!("{}", args::USAGE);
             exit_code::SUCCESS
         }
+        Command::PrintConfig { client, mode } => print_config(client, mode),
         Command::Version => {
             println!("tidings-mcp {}", tidings_platform::version::LONG);
             exit_code::SUCCESS
@@ -49,6 +51,23 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// Prints the snippet that starts this very binary (its absolute path) in `mode`.
+fn print_config(client: Option<tidings_platform::Host>, mode: tidings_platform::Mode) -> u8 {
+    let shim = match std::env::current_exe().and_then(std::fs::canonicalize) {
+        Ok(path) => path,
+        Err(error) => {
+            eprintln!("tidings-mcp: cannot tell where this tidings-mcp is: {error}");
+            return exit_code::FAILURE;
+        }
+    };
+    let snippet = match client {
+        Some(host) => host.snippet(&shim, mode),
+        None => tidings_platform::hosts::generic_snippet(&shim, mode),
+    };
+    println!("{snippet}");
+    exit_code::SUCCESS
 }
 
 /// Resolves the socket, connects (starting the daemon if we can) and pumps until the daemon

@@ -1,5 +1,6 @@
 //! The command line: `tidings serve`, `tidings tail`, `tidings check`, `tidings status`,
-//! `tidings token`, `tidings install` / `uninstall`, parsed with clap.
+//! `tidings token`, `tidings connect|disconnect|clients`, `tidings install` / `uninstall`,
+//! parsed with clap.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -37,6 +38,13 @@ pub enum Command {
     /// Show or rotate the HTTP endpoint's bearer token (kept in the OS keychain).
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Point an MCP client (Claude Code, Cursor, …) at Tidings, then check it connects.
+    #[command(after_help = CONNECT_HELP)]
+    Connect(ConnectArgs),
+    /// Remove Tidings from an MCP client's config (nothing else in it changes).
+    Disconnect(DisconnectArgs),
+    /// List the MCP clients Tidings can connect: config file, configured, connected now.
+    Clients(ClientsArgs),
     /// Start Tidings at login, and again after a crash (a launchd agent or a systemd user unit).
     #[command(after_help = INSTALL_HELP)]
     Install(InstallArgs),
@@ -105,6 +113,91 @@ pub struct UninstallArgs {
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 }
+
+/// The mode of a `tidings connect` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// The pull tools `tidings_check` and `tidings_wait` (every host).
+    Tools,
+    /// MCP Events on protocol 2026-07-28 (the same entry; the check lists events).
+    Events,
+    /// A Claude Code channel (`tidings-mcp --channel`): events pushed into the session.
+    Channel,
+}
+
+impl From<ModeArg> for tidings_platform::Mode {
+    fn from(mode: ModeArg) -> Self {
+        match mode {
+            ModeArg::Tools => tidings_platform::Mode::Tools,
+            ModeArg::Events => tidings_platform::Mode::Events,
+            ModeArg::Channel => tidings_platform::Mode::Channel,
+        }
+    }
+}
+
+/// `tidings connect`.
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// claude-code, claude-desktop, cursor, vscode, codex or zed.
+    #[arg(required_unless_present = "list")]
+    pub client: Option<String>,
+    /// What the entry serves [default: tools].
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Print the change and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The tidings-mcp to point at [default: beside this tidings, else the app's, else on
+    /// PATH].
+    #[arg(long, value_name = "PATH")]
+    pub shim: Option<PathBuf>,
+    /// Write the entry without running it afterwards.
+    #[arg(long)]
+    pub no_check: bool,
+    /// Same as `tidings clients`.
+    #[arg(long, conflicts_with_all = ["client", "mode", "dry_run", "shim", "no_check"])]
+    pub list: bool,
+    /// With --list: the daemon's socket [default: `TIDINGS_SOCKET`, else the platform
+    /// default].
+    #[arg(long, value_name = "PATH", requires = "list")]
+    pub socket: Option<PathBuf>,
+}
+
+/// `tidings disconnect`.
+#[derive(Debug, Args)]
+pub struct DisconnectArgs {
+    /// claude-code, claude-desktop, cursor, vscode, codex or zed.
+    pub client: String,
+    /// Print the change and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `tidings clients`.
+#[derive(Debug, Args)]
+pub struct ClientsArgs {
+    /// The daemon's socket, asked who is connected [default: `TIDINGS_SOCKET`, else the
+    /// platform default].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+const CONNECT_HELP: &str = "\
+Writes Tidings' entry into the client's user config (only that entry: everything else in
+the file is kept as written, comments included), after copying the old file beside it as
+<file>.tidings-backup-<time>. A file that is not valid JSON (or TOML) is refused and left
+untouched. Then runs the entry as the client would and completes an MCP handshake: it
+prints \"Connected ✓\" or what failed. A running client must be restarted to see the change.
+
+Examples:
+  tidings connect claude-code
+  tidings connect claude-code --mode channel
+  tidings connect cursor --dry-run
+  tidings disconnect cursor
+  tidings clients";
 
 /// `tidings token`.
 #[derive(Debug, Subcommand)]

@@ -19,8 +19,10 @@ use tidings_server::socket::SocketError;
 use super::check::CheckError;
 use super::client::ClientError;
 use super::login::InstallError;
+use super::connect::ConnectCliError;
 use super::tail::TailError;
 use super::token::TokenError;
+use tidings_server::connect::ConnectError;
 
 /// Done: a clean shutdown, Ctrl-C in `tail`, or a reader that closed our stdout.
 pub const SUCCESS: u8 = 0;
@@ -62,6 +64,8 @@ fn coded(cause: &(dyn Error + 'static)) -> Option<u8> {
         .or_else(|| code::<CheckError>(cause))
         .or_else(|| code::<TokenError>(cause))
         .or_else(|| code::<InstallError>(cause))
+        .or_else(|| code::<ConnectCliError>(cause))
+        .or_else(|| code::<ConnectError>(cause))
         .or_else(|| code::<StartError>(cause))
         .or_else(|| code::<SocketError>(cause))
         .or_else(|| code::<PathError>(cause))
@@ -70,6 +74,28 @@ fn coded(cause: &(dyn Error + 'static)) -> Option<u8> {
         .or_else(|| code::<DemoError>(cause))
         .or_else(|| code::<SettingsError>(cause))
         .or_else(|| code::<std::io::Error>(cause))
+}
+
+impl Coded for ConnectCliError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            ConnectCliError::UnknownHost(_)
+            | ConnectCliError::NoHost
+            | ConnectCliError::BadShim(_) => USAGE,
+            ConnectCliError::NoHome | ConnectCliError::NoShim => CONFIG,
+            ConnectCliError::NotConnected(_) => FAILURE,
+        }
+    }
+}
+
+impl Coded for ConnectError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            ConnectError::Invalid { .. } => CONFIG,
+            ConnectError::Mode { .. } => USAGE,
+            ConnectError::Io { .. } => FAILURE,
+        }
+    }
 }
 
 // The library's errors do not know about exit codes (the app has none); the CLI says here

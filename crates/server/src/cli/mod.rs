@@ -7,6 +7,7 @@
 //! - `status`: asks a daemon for `tidings/status`.
 //! - `token`: shows or rotates the HTTP token in the keychain, and tells a running daemon.
 //! - `login`: `install` / `uninstall`, the login item (`tidings_platform::login`).
+//! - `connect`: `connect`, `disconnect`, `clients`: an MCP host's config entry, and its check.
 //! - `client`: the newline-delimited JSON-RPC client `tail` and `status` share.
 //! - `duration`: `--max-age` values like `10m`.
 //! - `exit_code`: every exit code, named.
@@ -14,6 +15,7 @@
 pub mod args;
 pub mod check;
 pub mod client;
+pub mod connect;
 pub mod duration;
 pub mod exit_code;
 pub mod login;

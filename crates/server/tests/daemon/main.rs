@@ -59,6 +59,8 @@ mod pull_tools;
 mod request_errors;
 // Killed and restarted on the same data dir: a client resumes without loss or duplicates.
 mod restart_resume;
+// `tidings connect|disconnect|clients` on temporary homes, checked through the real shim.
+mod connect;
 // The shim with no daemon behind the socket.
 mod shim_no_daemon;
 // Commits that become visible late (a held writer with a slow flush) are delivered promptly.
