@@ -3,14 +3,18 @@
 //!
 //! Module map:
 //!
-//! - [`paths`]: the one place that decides where things live: the Unix socket, the config
-//!   and data directories, and the private-directory checks the socket directory must pass.
+//! - [`paths`]: the one place that decides where things live: the Unix socket, the config,
+//!   data and log directories, and the private-directory checks the socket directory must pass.
 //! - [`command`]: [`CommandRunner`], the only way `launchctl` (and later `systemctl`) is
 //!   run, with [`SystemRunner`] for real use and [`RecordingRunner`] as a test double.
 //! - [`launcher`]: [`Launcher`], what the `tidings-mcp` shim calls when the daemon is not
 //!   running: [`Launchd`] on macOS, [`NoLauncher`] on Linux, picked by [`default_launcher`].
 //! - [`keychain`]: [`Keychain`], one secret per account in the OS keychain (macOS Keychain,
 //!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
+//! - [`notifier`]: [`Notifier`], desktop notifications: [`DesktopNotifier`] (notify-rust)
+//!   and [`RecordingNotifier`] for tests.
+//! - [`panes`]: opening System Settings at the Full Disk Access pane through the
+//!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
 //! - [`error`]: the crate's error enums, [`PathError`] and [`LauncherError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
@@ -35,9 +39,12 @@ pub mod command;
 pub mod error;
 pub mod keychain;
 pub mod launcher;
+pub mod notifier;
+pub mod panes;
 pub mod paths;
 
 pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
 pub use error::{LauncherError, PathError};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
+pub use notifier::{DesktopNotifier, Notifier, NotifyError, RecordingNotifier};
