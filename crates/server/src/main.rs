@@ -1,6 +1,6 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
 //! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports on it, `token` shows or
-//! rotates the HTTP endpoint's token. See `cli/`.
+//! rotates the HTTP endpoint's token, `doctor` checks everything and writes bug reports. See `cli/`.
 //!
 //! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
 //! how-to-connect); lines for the user go through `output.rs`, which never panics on a
@@ -59,6 +59,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             Command::Check(args) => cli::check::run(args).await,
             Command::Status(args) => cli::status::run(args).await,
             Command::Token(command) => cli::token::run(command).await,
+            Command::Doctor(args) => cli::doctor::run(args).await,
         }
     });
     // Do not wait for tasks still parked on a socket or stdin: we are done.
