@@ -26,8 +26,10 @@ pub struct SchemaProfile {
     /// Each table we read: present or not, its rows (rounded), the columns we need that it
     /// lacks.
     pub tables: BTreeMap<String, TableProfile>,
-    /// The optional features the probe found, or why the schema is not one we read.
-    pub features: Result<String, String>,
+    /// The optional features the probe found; `None` when the schema is not one we read.
+    pub features: Option<String>,
+    /// Why the schema is not one we read (the first missing table or column).
+    pub schema_problem: Option<String>,
 }
 
 /// One table of a [`SchemaProfile`].
@@ -111,9 +113,9 @@ fn read_profile(
         EventType::MailReceived => mail::schema::probe(conn).map(|c| format!("{c:?}")),
         EventType::MessagesReceived => messages::schema::probe(conn).map(|c| format!("{c:?}")),
     };
-    let features = match features {
-        Ok(f) => Ok(f),
-        Err(Ok(detail)) => Err(detail),
+    let (features, schema_problem) = match features {
+        Ok(f) => (Some(f), None),
+        Err(Ok(detail)) => (None, Some(detail)),
         Err(Err(e)) => return Err(e),
     };
     Ok(SchemaProfile {
@@ -121,6 +123,7 @@ fn read_profile(
         user_version,
         tables,
         features,
+        schema_problem,
     })
 }
 
