@@ -11,8 +11,8 @@
 //!   running: [`Launchd`] on macOS, [`NoLauncher`] on Linux, picked by [`default_launcher`].
 //! - [`keychain`]: [`Keychain`], one secret per account in the OS keychain (macOS Keychain,
 //!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
-//! - [`notifier`]: [`Notifier`], desktop notifications: [`DesktopNotifier`] (notify-rust)
-//!   and [`RecordingNotifier`] for tests.
+//! - [`notifier`]: [`Notifier`], desktop notifications: `DesktopNotifier` (notify-rust, feature
+//!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
 //! - [`panes`]: opening System Settings at the Full Disk Access pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
 //! - [`error`]: the crate's error enums, [`PathError`] and [`LauncherError`].
@@ -47,4 +47,6 @@ pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, S
 pub use error::{LauncherError, PathError};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
-pub use notifier::{DesktopNotifier, Notifier, NotifyError, RecordingNotifier};
+#[cfg(feature = "desktop-notifications")]
+pub use notifier::DesktopNotifier;
+pub use notifier::{Notifier, NotifyError, RecordingNotifier};

@@ -25,10 +25,12 @@ pub trait Notifier: Send + Sync {
     fn notify(&self, title: &str, body: &str) -> Result<(), NotifyError>;
 }
 
-/// The OS's notifications, through notify-rust.
+/// The OS's notifications, through notify-rust (feature `desktop-notifications`).
+#[cfg(feature = "desktop-notifications")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DesktopNotifier;
 
+#[cfg(feature = "desktop-notifications")]
 impl Notifier for DesktopNotifier {
     fn notify(&self, title: &str, body: &str) -> Result<(), NotifyError> {
         notify_rust::Notification::new()
