@@ -8,7 +8,8 @@
 //! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
 //!   events.
 //! - `stores` (private): the Envelope Index and chat.db readers, read-only, with their skip
-//!   rules; only [`StorePaths`] and [`Stamp`] leave the crate.
+//!   rules; only [`StorePaths`], [`Stamp`] and the bug report's [`store_profile`] leave the
+//!   crate.
 //! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.
 //! - [`filter`]: sender patterns, mailbox references, per-type filters.
 //! - [`event`]: the two event types and the occurrence they produce.
@@ -52,4 +53,7 @@ pub use event::{EventType, Occurrence};
 pub use poll::{Batch, Clock, Engine, Limits, PollOutcome, Start, SystemClock};
 pub use request::{Filter, Subscription, SubscriptionParams};
 pub use settings::{HttpSettings, Settings};
+pub use stores::profile::{
+    SchemaProfile, TableProfile, profile as store_profile, round_two_digits,
+};
 pub use stores::{Stamp, StorePaths};

@@ -33,19 +33,86 @@ pub struct Settings {
     pub notifications: NotificationSettings,
 }
 
-/// The menu-bar app's notifications. Only the setting lives here: the app decides what to
-/// notify (docs/decisions/settings.md, "Notifications").
+/// The desktop notifications: a master switch and one per kind, all on by default. The
+/// engine decides what to notify (docs/decisions/doctor.md, "Notifications").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[allow(clippy::struct_excessive_bools)] // one switch per kind of notification
 pub struct NotificationSettings {
-    /// Whether the app may show notifications. On by default: they say what Tidings itself
-    /// needs (Full Disk Access, a rejected settings file), never a message.
+    /// Whether Tidings may show notifications at all. On by default: they say what Tidings
+    /// itself needs or does (Full Disk Access, a rejected settings file), never a message.
     pub enabled: bool,
+    /// "Claude Code is now notified of mail from acme.com": a client's first subscription
+    /// to a type.
+    pub first_subscription: bool,
+    /// A store an enabled type reads needs Full Disk Access.
+    pub full_disk_access: bool,
+    /// A store was rebuilt (Mail re-indexed): clients got a gap.
+    pub store_rebuilt: bool,
+    /// An edit of settings.toml was rejected; the last good settings stay in force.
+    pub settings_rejected: bool,
 }
 
 impl Default for NotificationSettings {
     fn default() -> NotificationSettings {
-        NotificationSettings { enabled: true }
+        NotificationSettings {
+            enabled: true,
+            first_subscription: true,
+            full_disk_access: true,
+            store_rebuilt: true,
+            settings_rejected: true,
+        }
+    }
+}
+
+/// The kinds of notification, each with its own switch in [`NotificationSettings`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotificationKind {
+    /// A client's first subscription to a type.
+    FirstSubscription,
+    /// Full Disk Access is missing.
+    FullDiskAccess,
+    /// A store was rebuilt.
+    StoreRebuilt,
+    /// A settings edit was rejected.
+    SettingsRejected,
+}
+
+impl NotificationKind {
+    /// Every kind, in the order the window lists them.
+    pub const ALL: [NotificationKind; 4] = [
+        NotificationKind::FirstSubscription,
+        NotificationKind::FullDiskAccess,
+        NotificationKind::StoreRebuilt,
+        NotificationKind::SettingsRejected,
+    ];
+}
+
+impl NotificationSettings {
+    /// Whether a notification of `kind` may be shown: the master switch and its own.
+    pub fn allows(&self, kind: NotificationKind) -> bool {
+        self.enabled && *self.switch(kind)
+    }
+
+    /// The switch of `kind` (not the master switch).
+    pub fn switch(&self, kind: NotificationKind) -> &bool {
+        match kind {
+            NotificationKind::FirstSubscription => &self.first_subscription,
+            NotificationKind::FullDiskAccess => &self.full_disk_access,
+            NotificationKind::StoreRebuilt => &self.store_rebuilt,
+            NotificationKind::SettingsRejected => &self.settings_rejected,
+        }
+    }
+
+    /// The switch of `kind`, to change it.
+    pub fn switch_mut(&mut self, kind: NotificationKind) -> &mut bool {
+        match kind {
+            NotificationKind::FirstSubscription => &mut self.first_subscription,
+            NotificationKind::FullDiskAccess => &mut self.full_disk_access,
+            NotificationKind::StoreRebuilt => &mut self.store_rebuilt,
+            NotificationKind::SettingsRejected => &mut self.settings_rejected,
+        }
     }
 }
 
@@ -248,6 +315,10 @@ const KEYS: &[&str] = &[
     "listen",
     "allowed_origins",
     "notifications",
+    "first_subscription",
+    "full_disk_access",
+    "store_rebuilt",
+    "settings_rejected",
 ];
 
 impl SettingsError {
@@ -372,7 +443,8 @@ const HEADER: &str = "\
 #   allowed_origins = []      browser origins allowed to call it; empty refuses them all
 # backfill_days = 7 (in [mail] or [messages]): a row dated more than this many days before
 #   it appeared (an iCloud sync, an added account) is not delivered; 0 delivers everything.
-# [notifications] enabled = true|false   whether the menu-bar app may notify you
+# [notifications] enabled = true|false   whether Tidings may notify you at all, and one
+#   switch per kind: first_subscription, full_disk_access, store_rebuilt, settings_rejected
 ";
 
 impl Settings {
@@ -587,6 +659,17 @@ mod tests {
         let text = toml::to_string(&s).unwrap();
         assert!(text.contains("[notifications]\nenabled = false"), "{text}");
         assert!(Settings::parse("[notifications]\nsound = 1\n", Path::new("s")).is_err());
+        // Each kind has its own switch, on by default, under the master switch.
+        let s =
+            Settings::parse("[notifications]\nstore_rebuilt = false\n", Path::new("s")).unwrap();
+        assert!(s.notifications.allows(NotificationKind::FirstSubscription));
+        assert!(!s.notifications.allows(NotificationKind::StoreRebuilt));
+        let s = Settings::parse("[notifications]\nenabled = false\n", Path::new("s")).unwrap();
+        assert!(
+            NotificationKind::ALL
+                .iter()
+                .all(|k| !s.notifications.allows(*k))
+        );
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //!
 //! Module map:
 //!
-//! - [`paths`]: the one place that decides where things live: the Unix socket, the config
-//!   and data directories, and the private-directory checks the socket directory must pass.
+//! - [`paths`]: the one place that decides where things live: the Unix socket, the config,
+//!   data and log directories, and the private-directory checks the socket directory must pass.
 //! - [`command`]: [`CommandRunner`], the only way `launchctl` (and later `systemctl`) is
 //!   run, with [`SystemRunner`] for real use and [`RecordingRunner`] as a test double.
 //! - [`launcher`]: [`Launcher`], what the `tidings-mcp` shim calls when the daemon is not
@@ -21,6 +21,10 @@
 //!   snippets, and where the shim is.
 //! - [`processes`]: [`Processes`], whether a host is running: `/proc` on Linux, `pgrep` on
 //!   macOS.
+//! - [`notifier`]: [`Notifier`], desktop notifications: `DesktopNotifier` (notify-rust, feature
+//!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
+//! - [`panes`]: opening System Settings at the Full Disk Access pane through the
+//!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
 //! - [`error`]: the crate's error enums, [`PathError`], [`LauncherError`], [`LoginError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
@@ -47,6 +51,8 @@ pub mod hosts;
 pub mod keychain;
 pub mod launcher;
 pub mod login;
+pub mod notifier;
+pub mod panes;
 pub mod paths;
 pub mod processes;
 pub mod version;
@@ -58,3 +64,6 @@ pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};
 pub use processes::{Pgrep, ProcFs, Processes, default_processes};
+#[cfg(feature = "desktop-notifications")]
+pub use notifier::DesktopNotifier;
+pub use notifier::{Notifier, NotifyError, RecordingNotifier};

@@ -30,6 +30,11 @@
 //!    for both; Linux `~/.config/dev.tidings.Tidings` and `~/.local/share/dev.tidings.Tidings`
 //!    (the bundle id as folder name on every OS, matching Tauri's `app_data_dir`).
 //!
+//! # Log directory
+//!
+//! `TIDINGS_LOG_DIR`, else macOS `~/Library/Logs/Tidings`, Linux `$XDG_STATE_HOME/tidings/logs`
+//! ([`log_dir`]).
+//!
 //! Empty environment variables count as unset.
 
 use std::ffi::OsString;
@@ -57,6 +62,8 @@ pub const SOCKET_ENV: &str = "TIDINGS_SOCKET";
 pub const CONFIG_DIR_ENV: &str = "TIDINGS_CONFIG_DIR";
 /// Overrides the data directory.
 pub const DATA_DIR_ENV: &str = "TIDINGS_DATA_DIR";
+/// Overrides the log directory.
+pub const LOG_DIR_ENV: &str = "TIDINGS_LOG_DIR";
 
 /// The directory under `$XDG_RUNTIME_DIR` that holds the socket on Linux.
 const LINUX_RUNTIME_SUBDIR: &str = "tidings";
@@ -177,6 +184,35 @@ pub fn data_dir() -> Result<PathBuf, PathError> {
     )
 }
 
+/// The log directory: `TIDINGS_LOG_DIR`, else where each OS keeps an app's logs: macOS
+/// `~/Library/Logs/Tidings` (where Console.app looks), Linux `$XDG_STATE_HOME/tidings/logs`
+/// (`~/.local/state/tidings/logs`: logs are state, not data to back up).
+pub fn log_dir() -> Result<PathBuf, PathError> {
+    let base = directories::BaseDirs::new();
+    let home = base.as_ref().map(|b| b.home_dir().to_path_buf());
+    let state = base
+        .as_ref()
+        .and_then(|b| b.state_dir().map(Path::to_path_buf));
+    resolve_dir(
+        &|name| std::env::var_os(name),
+        LOG_DIR_ENV,
+        "log directory",
+        default_log_dir(Os::CURRENT, home.as_deref(), state.as_deref()),
+    )
+}
+
+/// The per-OS default of [`log_dir`]: `home` is the home directory, `state` the XDG state
+/// directory (`$XDG_STATE_HOME` or `~/.local/state`; Linux only).
+pub fn default_log_dir(os: Os, home: Option<&Path>, state: Option<&Path>) -> Option<PathBuf> {
+    match os {
+        Os::MacOs => home.map(|h| h.join("Library/Logs/Tidings")),
+        Os::Linux => state
+            .map(Path::to_path_buf)
+            .or_else(|| home.map(|h| h.join(".local/state")))
+            .map(|s| s.join("tidings/logs")),
+    }
+}
+
 /// The pure core of [`config_dir`] and [`data_dir`]: `var` if set, else `default`.
 fn resolve_dir(
     env: &impl Fn(&str) -> Option<OsString>,
@@ -273,6 +309,30 @@ mod tests {
     }
 
     const MAC_DATA: &str = "/Users/ana/Library/Application Support/dev.tidings.Tidings";
+
+    #[test]
+    fn logs_go_where_each_os_keeps_them() {
+        let home = Path::new("/Users/ana");
+        assert_eq!(
+            default_log_dir(Os::MacOs, Some(home), None).unwrap(),
+            Path::new("/Users/ana/Library/Logs/Tidings")
+        );
+        let home = Path::new("/home/ana");
+        assert_eq!(
+            default_log_dir(Os::Linux, Some(home), Some(Path::new("/x/state"))).unwrap(),
+            Path::new("/x/state/tidings/logs")
+        );
+        assert_eq!(
+            default_log_dir(Os::Linux, Some(home), None).unwrap(),
+            Path::new("/home/ana/.local/state/tidings/logs")
+        );
+        assert_eq!(default_log_dir(Os::Linux, None, None), None);
+        let env = env_of(&[(LOG_DIR_ENV, "/tmp/logs")]);
+        assert_eq!(
+            resolve_dir(&env, LOG_DIR_ENV, "log directory", None).unwrap(),
+            Path::new("/tmp/logs")
+        );
+    }
 
     #[test]
     fn env_override_wins_on_both_platforms() {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tidings_core::EventType;
 use tidings_core::allowlist::{self, AllowKind};
-use tidings_core::settings::MAX_BACKFILL_DAYS;
+use tidings_core::settings::{MAX_BACKFILL_DAYS, NotificationKind};
 
 use tidings_platform::login::{self, LoginState, LoginStatus, Options};
 use tidings_platform::paths::Os;
@@ -151,6 +151,18 @@ pub enum AppError {
     /// Start at login could not be changed.
     #[error("start at login was not changed: {0}")]
     Login(String),
+    /// No kind of notification has this name.
+    #[error(
+        "unknown notification `{kind}`; use first_subscription, full_disk_access, \
+         store_rebuilt or settings_rejected"
+    )]
+    UnknownNotification {
+        /// The name given (cut).
+        kind: String,
+    },
+    /// System Settings could not be opened at the pane.
+    #[error(transparent)]
+    Pane(#[from] tidings_platform::panes::PaneError),
 }
 
 fn event_type(name: &str) -> Result<EventType, AppError> {
@@ -289,6 +301,39 @@ pub async fn set_http(handle: &Handle, enabled: bool, port: u16) -> Result<Setti
 pub async fn set_notifications(handle: &Handle, enabled: bool) -> Result<SettingsView, AppError> {
     handle.update_settings(|s| s.notifications.enabled = enabled)?;
     Ok(settings_view(handle).await)
+}
+
+/// Turn one kind of notification on or off (`first_subscription`, `full_disk_access`,
+/// `store_rebuilt`, `settings_rejected`: the keys of `[notifications]`); the master switch is
+/// [`set_notifications`].
+pub async fn set_notification_kind(
+    handle: &Handle,
+    kind: &str,
+    enabled: bool,
+) -> Result<SettingsView, AppError> {
+    let kind = NotificationKind::ALL
+        .into_iter()
+        .find(|k| {
+            serde_json::to_value(k)
+                .ok()
+                .as_ref()
+                .and_then(|v| v.as_str())
+                == Some(kind)
+        })
+        .ok_or_else(|| AppError::UnknownNotification {
+            kind: tidings_core::text::sanitize(kind, tidings_core::text::MAX_ECHO_CHARS),
+        })?;
+    handle.update_settings(|s| *s.notifications.switch_mut(kind) = enabled)?;
+    Ok(settings_view(handle).await)
+}
+
+/// Open System Settings at the Full Disk Access pane (`open` on macOS; `xdg-open` on Linux,
+/// where there is no such pane and it fails harmlessly).
+pub fn open_full_disk_access(runner: &dyn tidings_platform::CommandRunner) -> Result<(), AppError> {
+    Ok(tidings_platform::panes::open_full_disk_access(
+        runner,
+        tidings_platform::paths::Os::CURRENT,
+    )?)
 }
 
 /// A fresh HTTP token, as `tidings token rotate` makes it: written to the keychain the

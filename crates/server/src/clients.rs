@@ -244,6 +244,16 @@ impl ConnectionState {
         }
     }
 
+    /// The engine's id for this client (as `State.clients` lists it).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The name it announced (`clientInfo.name`), if any.
+    pub(crate) fn name(&self) -> Option<String> {
+        lock(&self.announced).name.clone()
+    }
+
     /// The client sent something: it is not idle.
     pub(crate) fn touch(&self) {
         self.last_active.store(clock(), Ordering::Relaxed);

@@ -8,6 +8,7 @@
 
 mod settings_watch;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,16 +19,17 @@ use tidings_core::descriptor::enabled_descriptors;
 use tidings_core::filter::SenderPattern;
 use tidings_core::settings::SettingsError;
 use tidings_core::{Engine, EventType, Limits, Settings, StorePaths};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::clients::{Activity, Clients};
+use crate::clients::{Activity, Clients, ConnectionState};
 use crate::home::{home_relative, without_home};
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
+use crate::notices::{NOTICE_BACKLOG, Notice};
 use crate::state::{
-    AllowlistSummary, Board, HttpEndpointState, SettingsFileState, State, StoreAccess, StoreState,
-    TypeState,
+    AllowlistSummary, Board, FullDiskAccess, HttpEndpointState, SettingsFileState, State,
+    StoreAccess, StoreState, TypeState,
 };
 use crate::sync::lock;
 
@@ -121,9 +123,28 @@ struct Inner {
     settings_watcher: Mutex<Option<notify::RecommendedWatcher>>,
     /// The token reload of the HTTP endpoint serving now, if any.
     token_reload: Mutex<Option<Arc<dyn TokenReload>>>,
+    /// What the user is told (first subscriptions, Full Disk Access, rebuilds, rejected
+    /// edits); the engine's host shows them.
+    notices: broadcast::Sender<Notice>,
+    /// (client, type) pairs already announced as a first subscription this run.
+    announced: Mutex<HashSet<(String, EventType)>>,
+    /// Where the last version that could read a store is remembered, and that version
+    /// (docs/decisions/doctor.md, "A stale grant").
+    access_record: Mutex<Option<(PathBuf, Option<String>)>>,
     /// What the settings watcher did, for tests that count reloads.
     #[cfg(test)]
     watch_counts: settings_watch::Counts,
+}
+
+/// This build: the version, and the git commit when the build was given one
+/// (`TIDINGS_GIT_COMMIT`), as the stale-grant record and the bug report name it.
+pub fn build_id() -> String {
+    match option_env!("TIDINGS_GIT_COMMIT") {
+        Some(commit) if !commit.is_empty() => {
+            format!("{} ({commit})", env!("CARGO_PKG_VERSION"))
+        }
+        _ => env!("CARGO_PKG_VERSION").to_owned(),
+    }
 }
 
 /// How long a closing connection may take to flush what rmcp already wrote.
@@ -167,12 +188,16 @@ impl Daemon {
                 shutdown,
                 settings_watcher: Mutex::new(None),
                 token_reload: Mutex::new(None),
+                notices: broadcast::Sender::new(NOTICE_BACKLOG),
+                announced: Mutex::new(HashSet::new()),
+                access_record: Mutex::new(None),
                 #[cfg(test)]
                 watch_counts: settings_watch::Counts::default(),
             }),
         };
         daemon.inner.state.send_replace(daemon.state());
         spawn_state_builder(&daemon);
+        spawn_rebuild_notices(&daemon);
         let watcher = settings_watch::start(&daemon, seen)?;
         *lock(&daemon.inner.settings_watcher) = Some(watcher);
         tracing::info!(settings = %daemon.inner.settings_path.display(), "daemon started");
@@ -196,7 +221,87 @@ impl Daemon {
             settings: self.inner.board.settings_file(),
             clients: self.inner.clients.snapshot(),
             paused_until_ms: self.paused_until_ms(),
+            full_disk_access: FullDiskAccess::Unknown,
         }
+        .with_full_disk_access(self.last_access_version().as_deref(), &build_id())
+    }
+
+    /// The version that last read a store, as remembered in the data directory.
+    fn last_access_version(&self) -> Option<String> {
+        lock(&self.inner.access_record)
+            .as_ref()
+            .and_then(|(_, v)| v.clone())
+    }
+
+    /// Remember the last version that could read a store in `path` (the data directory's
+    /// `access-granted`), so a grant lost with an update is told from one never given.
+    /// Read now; written whenever a store is readable under a build not yet recorded.
+    pub fn set_access_record(&self, path: PathBuf) {
+        let version = std::fs::read_to_string(&path)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty());
+        *lock(&self.inner.access_record) = Some((path, version));
+        self.inner.board.changed();
+    }
+
+    /// A store was readable: record this build, if it is not the one recorded. Atomic
+    /// (temp file and rename); a failure is logged, never fatal.
+    fn record_access(&self) {
+        let build = build_id();
+        let mut record = lock(&self.inner.access_record);
+        let Some((path, version)) = record.as_mut() else {
+            return;
+        };
+        if version.as_deref() == Some(build.as_str()) {
+            return;
+        }
+        let tmp = path.with_extension("tmp");
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&tmp, format!("{build}\n")))
+            .and_then(|()| std::fs::rename(&tmp, &*path));
+        match written {
+            Ok(()) => *version = Some(build),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot record Full Disk Access");
+            }
+        }
+    }
+
+    /// The user's notices (see `notices`): each kind is sent only while its switch is on.
+    pub fn notices(&self) -> broadcast::Receiver<Notice> {
+        self.inner.notices.subscribe()
+    }
+
+    /// Send `notice` if its switch (and the master switch) is on.
+    pub(crate) fn notify(&self, notice: Notice) {
+        if self.configured().notifications.allows(notice.kind()) {
+            tracing::debug!(kind = ?notice.kind(), "notice");
+            let _ = self.inner.notices.send(notice);
+        }
+    }
+
+    /// A subscription to `ty` was accepted for `conn`: the first one of this client (by
+    /// name, else by connection) to this type since start is a notice.
+    pub(crate) fn subscribed(
+        &self,
+        conn: &ConnectionState,
+        ty: EventType,
+        arguments: &serde_json::Map<String, Value>,
+    ) {
+        let name = conn.name();
+        let key = name
+            .clone()
+            .unwrap_or_else(|| format!("connection {}", conn.id()));
+        if !lock(&self.inner.announced).insert((key, ty)) {
+            return;
+        }
+        self.notify(Notice::FirstSubscription {
+            client: crate::notices::client_label(name.as_deref()),
+            scope: crate::notices::scope(ty, arguments),
+        });
     }
 
     fn type_state(&self, ty: EventType, settings: &Settings) -> TypeState {
@@ -499,10 +604,77 @@ fn spawn_state_builder(daemon: &Daemon) {
             let Some(inner) = weak.upgrade() else { return };
             let daemon = Daemon { inner };
             let next = daemon.state();
+            if next.types.iter().any(|t| t.store.access == StoreAccess::Ok) {
+                daemon.record_access();
+            }
+            let previous = daemon.inner.state.borrow().clone();
+            for notice in state_notices(&previous, &next) {
+                daemon.notify(notice);
+            }
             daemon.inner.state.send_if_modified(|s| {
                 let changed = *s != next;
                 *s = next;
                 changed
+            });
+        }
+    });
+}
+
+/// What changed between two States that the user is told of: stores of enabled types newly
+/// refused (Full Disk Access), a settings edit newly rejected.
+fn state_notices(previous: &State, next: &State) -> Vec<Notice> {
+    let denied = |s: &State, name: &str| {
+        s.types
+            .iter()
+            .any(|t| t.name == name && t.enabled && t.store.access == StoreAccess::PermissionDenied)
+    };
+    let mut notices = Vec::new();
+    let newly: Vec<&'static str> = EventType::ALL
+        .into_iter()
+        .filter(|ty| denied(next, ty.name()) && !denied(previous, ty.name()))
+        .map(store_label)
+        .collect();
+    if !newly.is_empty() {
+        notices.push(Notice::FullDiskAccessMissing {
+            stores: newly,
+            stale: matches!(next.full_disk_access, FullDiskAccess::Stale { .. }),
+        });
+    }
+    if let SettingsFileState::Rejected { line, .. } = &next.settings
+        && previous.settings != next.settings
+    {
+        notices.push(Notice::SettingsRejected { line: *line });
+    }
+    notices
+}
+
+/// "Mail" or "Messages": the app a type's store belongs to.
+fn store_label(ty: EventType) -> &'static str {
+    match ty {
+        EventType::MailReceived => "Mail",
+        EventType::MessagesReceived => "Messages",
+    }
+}
+
+/// A store rebuilt (the hub saw a new file between two good reads) is a notice.
+fn spawn_rebuild_notices(daemon: &Daemon) {
+    let weak = Arc::downgrade(&daemon.inner);
+    let mut rebuilds = daemon.inner.hub.rebuilds();
+    let shutdown = daemon.inner.shutdown.clone();
+    tokio::spawn(async move {
+        loop {
+            let received = tokio::select! {
+                () = shutdown.cancelled() => return,
+                r = rebuilds.recv() => r,
+            };
+            let ty = match received {
+                Ok(ty) => ty,
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
+            };
+            let Some(inner) = weak.upgrade() else { return };
+            Daemon { inner }.notify(Notice::StoreRebuilt {
+                store: store_label(ty),
             });
         }
     });
@@ -520,6 +692,7 @@ fn placeholder_state() -> State {
         settings: SettingsFileState::Ok,
         clients: Vec::new(),
         paused_until_ms: None,
+        full_disk_access: FullDiskAccess::Unknown,
     }
 }
 

@@ -29,6 +29,9 @@ use crate::socket::{SocketError, SocketListener};
 use crate::state::{HttpEndpointState, State};
 use crate::sync::lock;
 
+/// The file in the data directory that holds the last build that could read a store.
+pub const ACCESS_RECORD: &str = "access-granted";
+
 /// How long `join` waits, past the flush grace, for connections to close after a shutdown.
 const CLOSE_BACKSTOP: Duration = Duration::from_secs(2);
 
@@ -244,6 +247,17 @@ impl Tidings {
         tracing::info!(settings = %daemon_config.settings_path.display(), "settings");
         let daemon = Daemon::start(daemon_config)?;
         daemon.set_socket_path(listener.path());
+        // The last build that could read a store, to tell a stale grant (next to the demo's
+        // stores in demo mode, so a demo never touches the user's record).
+        let record = match &demo {
+            Some((_, home, _)) => Some(home.root().join(ACCESS_RECORD)),
+            None => tidings_platform::paths::data_dir()
+                .ok()
+                .map(|d| d.join(ACCESS_RECORD)),
+        };
+        if let Some(record) = record {
+            daemon.set_access_record(record);
+        }
         let auth = http.auth.clone();
         let supervisor = HttpSupervisor::spawn(&daemon, http.forced, http.auth);
         let stop = CancellationToken::new();
@@ -311,6 +325,13 @@ impl Handle {
     /// no personal data: any local client may read the same through `tidings/status`.
     pub fn state(&self) -> watch::Receiver<State> {
         self.shared.daemon.watch_state()
+    }
+
+    /// What to tell the user (first subscriptions, Full Disk Access, rebuilds, rejected
+    /// edits), each kind only while its `[notifications]` switch is on. Show them with
+    /// [`notices::deliver`](crate::notices::deliver) and a `Notifier`.
+    pub fn notices(&self) -> tokio::sync::broadcast::Receiver<crate::notices::Notice> {
+        self.shared.daemon.notices()
     }
 
     /// The last deliveries (time, type, client, sender), in memory only; subscribe to be told

@@ -23,8 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
-use tidings_core::{Engine, EventType, Stamp, StorePaths};
-use tokio::sync::{Notify, watch};
+use tidings_core::{Engine, EventType, FileIdentity, Stamp, StorePaths};
+use tokio::sync::{Notify, broadcast, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -66,6 +66,9 @@ struct Store {
     health: Mutex<Health>,
     /// When the stamp last changed from one good reading to another (ms since the epoch).
     last_change_ms: Mutex<Option<u64>>,
+    /// The file identity of the last good reading, failures in between or not: a new one
+    /// is a rebuild.
+    last_identity: Mutex<Option<FileIdentity>>,
 }
 
 /// A directory's watcher and the (device, inode) of the directory it was installed on, so a
@@ -82,6 +85,8 @@ struct HubInner {
     shutdown: CancellationToken,
     /// Bumped on every change of any store's health or stamp, for the `State` builder.
     changes: watch::Sender<u64>,
+    /// A store was rebuilt: read good under one file, then under another.
+    rebuilds: broadcast::Sender<EventType>,
 }
 
 /// The store watchers and change checks; cheap to clone.
@@ -110,6 +115,7 @@ impl Hub {
                 subscribed: Notify::new(),
                 health: Mutex::new(Health::Unchecked),
                 last_change_ms: Mutex::new(None),
+                last_identity: Mutex::new(None),
             })
             .collect();
         let hub = Hub {
@@ -121,6 +127,7 @@ impl Hub {
                 live_check,
                 shutdown,
                 changes: watch::Sender::new(0),
+                rebuilds: broadcast::Sender::new(8),
             }),
         };
         for ty in EventType::ALL {
@@ -166,6 +173,11 @@ impl Hub {
     /// starts no live checks).
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
+    }
+
+    /// Told of each store rebuilt (a new file read good after an old one).
+    pub fn rebuilds(&self) -> broadcast::Receiver<EventType> {
+        self.inner.rebuilds.subscribe()
     }
 
     fn store(&self, ty: EventType) -> &Store {
@@ -260,6 +272,13 @@ impl Hub {
             Err(e) => Health::Failed("store_error", format!("store check failed: {e}")),
         };
         let store = self.store(ty);
+        if let Health::Ok(stamp) = &health {
+            let previous = lock(&store.last_identity).replace(stamp.identity);
+            if previous.is_some_and(|p| p != stamp.identity) {
+                tracing::info!(event_type = %ty, "store rebuilt");
+                let _ = self.inner.rebuilds.send(ty);
+            }
+        }
         let changed = {
             let mut last = lock(&store.health);
             let changed = *last != health;

@@ -22,6 +22,10 @@
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
 //!   limits and clients; builds the [`State`].
+//! - [`logfile`]: the daemon's daily log file in the platform's log directory.
+//! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
+//!   Access, a store rebuilt, a settings edit rejected) and [`notices::deliver`], which shows
+//!   them through a `tidings_platform::Notifier`.
 //! - [`clients`]: connections and HTTP tokens, stream slots and caps, subscriptions,
 //!   delivery counts, the activity log.
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
@@ -43,6 +47,8 @@ pub mod http;
 pub mod hub;
 pub mod limits;
 pub mod listen_alias;
+pub mod logfile;
+pub mod notices;
 pub mod socket;
 pub mod state;
 mod sync;

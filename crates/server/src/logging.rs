@@ -27,7 +27,8 @@ pub fn init(cli: &Cli) {
         | Command::Disconnect(_)
         | Command::Clients(_)
         | Command::Install(_)
-        | Command::Uninstall(_) => LevelFilter::WARN,
+        | Command::Uninstall(_)
+        | Command::Doctor(_) => LevelFilter::WARN,
     };
     let from_env = std::env::var("TIDINGS_LOG")
         .ok()
@@ -47,7 +48,34 @@ pub fn init(cli: &Cli) {
         .with_target(false)
         .log_internal_errors(false)
         .with_filter(filter.and(ClientGone));
-    let _ = tracing_subscriber::registry().with(layer).try_init();
+    // `serve` also keeps a log file, at info at most (see `tidings_server::logfile`).
+    let file = match cli.command {
+        Command::Serve(_) => match log_file() {
+            Ok(appender) => Some(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(appender)
+                    .with_ansi(false)
+                    .with_target(false)
+                    .log_internal_errors(false)
+                    .with_filter(log_filter(level.min(LevelFilter::INFO)).and(ClientGone)),
+            ),
+            Err(e) => {
+                crate::output::err(format_args!("tidings: {e}; logging to stderr only"));
+                None
+            }
+        },
+        _ => None,
+    };
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(file)
+        .try_init();
+}
+
+/// The log file's appender, in the platform's log directory.
+fn log_file() -> anyhow::Result<tracing_appender::rolling::RollingFileAppender> {
+    let dir = tidings_platform::paths::log_dir()?;
+    Ok(tidings_server::logfile::appender(&dir)?)
 }
 
 /// Our targets at `level`; rmcp at error, and never above warn whatever the verbosity. rmcp

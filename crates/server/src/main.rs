@@ -1,6 +1,7 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
 //! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports on it, `token` shows or
-//! rotates the HTTP endpoint's token, `install` / `uninstall` manage the login item. See `cli/`.
+//! rotates the HTTP endpoint's token, `install` / `uninstall` manage the login item,
+//! `doctor` checks everything and writes bug reports. See `cli/`.
 //!
 //! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
 //! how-to-connect); lines for the user go through `output.rs`, which never panics on a
@@ -64,6 +65,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             Command::Connect(args) => cli::connect::run_connect(args).await,
             Command::Disconnect(args) => cli::connect::run_disconnect(&args),
             Command::Clients(args) => cli::connect::run_clients(args).await,
+            Command::Doctor(args) => cli::doctor::run(args).await,
         }
     });
     // Do not wait for tasks still parked on a socket or stdin: we are done.

@@ -40,9 +40,68 @@ pub struct State {
     /// while `types` still says what is configured. `None`: not paused.
     #[serde(default)]
     pub paused_until_ms: Option<u64>,
+    /// Whether Tidings has Full Disk Access, from the stores' last checks.
+    #[serde(default)]
+    pub full_disk_access: FullDiskAccess,
+}
+
+/// Full Disk Access, as the stores' checks show it (macOS has no API that tells).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum FullDiskAccess {
+    /// No store was read or refused yet (not checked, or no store there).
+    #[default]
+    Unknown,
+    /// A store was read, none refused.
+    Granted,
+    /// A store was refused (EPERM): Tidings is not in the Full Disk Access list, or is
+    /// switched off there.
+    Missing,
+    /// A store is refused now, but an earlier version of Tidings could read one: the grant
+    /// went stale with an update (a new signature); remove Tidings from the list and add it
+    /// again.
+    Stale {
+        /// The version that last had access.
+        last_granted: String,
+    },
+}
+
+impl FullDiskAccess {
+    /// What to do, in one sentence, or `None` when nothing is to be done.
+    pub fn fix(&self) -> Option<&'static str> {
+        match self {
+            FullDiskAccess::Missing => Some(
+                "Open System Settings > Privacy & Security > Full Disk Access, turn Tidings \
+                 on (add it with + if it is not listed), then restart Tidings.",
+            ),
+            FullDiskAccess::Stale { .. } => Some(crate::notices::STALE_GRANT_FIX),
+            FullDiskAccess::Unknown | FullDiskAccess::Granted => None,
+        }
+    }
 }
 
 impl State {
+    /// This state with [`full_disk_access`](State::full_disk_access) worked out from the
+    /// stores: any store refused is Missing (Stale when `last_granted`, the version that last
+    /// read a store, is another than `current`); else any store read is Granted.
+    #[must_use]
+    pub fn with_full_disk_access(mut self, last_granted: Option<&str>, current: &str) -> State {
+        let any = |access| self.types.iter().any(|t| t.store.access == access);
+        self.full_disk_access = if any(StoreAccess::PermissionDenied) {
+            match last_granted {
+                Some(last) if last != current => FullDiskAccess::Stale {
+                    last_granted: last.to_owned(),
+                },
+                _ => FullDiskAccess::Missing,
+            }
+        } else if any(StoreAccess::Ok) {
+            FullDiskAccess::Granted
+        } else {
+            FullDiskAccess::Unknown
+        };
+        self
+    }
+
     /// The tray's status line: what is wrong first (a rejected settings file, a store an
     /// enabled type cannot read, an HTTP endpoint that failed), then a pause, then how many
     /// clients listen (those with a subscription: `tidings status` itself does not count).
@@ -67,6 +126,11 @@ impl State {
             (StoreAccess::Unreadable, "{} store cannot be read"),
         ] {
             if let Some(ty) = enabled().find(|t| t.store.access == access) {
+                if access == StoreAccess::PermissionDenied
+                    && matches!(self.full_disk_access, FullDiskAccess::Stale { .. })
+                {
+                    return "Full Disk Access lost in the update: re-add Tidings".to_owned();
+                }
                 return say.replace("{}", app_name(&ty.name));
             }
         }
@@ -481,6 +545,7 @@ mod tests {
             settings: SettingsFileState::Ok,
             clients: vec![],
             paused_until_ms: None,
+            full_disk_access: FullDiskAccess::Unknown,
         }
     }
 
@@ -525,6 +590,49 @@ mod tests {
     }
 
     #[test]
+    fn full_disk_access_is_missing_or_stale_by_the_last_version_that_had_it() {
+        let mut s = healthy();
+        assert_eq!(
+            s.clone().with_full_disk_access(None, "2").full_disk_access,
+            FullDiskAccess::Granted
+        );
+        s.types[0].store.access = StoreAccess::PermissionDenied;
+        let missing = s.clone().with_full_disk_access(None, "2");
+        assert_eq!(missing.full_disk_access, FullDiskAccess::Missing);
+        assert_eq!(missing.headline(), "Mail needs Full Disk Access");
+        let same = s.clone().with_full_disk_access(Some("2"), "2");
+        assert_eq!(
+            same.full_disk_access,
+            FullDiskAccess::Missing,
+            "revoked, not stale"
+        );
+        let stale = s.clone().with_full_disk_access(Some("1"), "2");
+        assert_eq!(
+            stale.full_disk_access,
+            FullDiskAccess::Stale {
+                last_granted: "1".into()
+            }
+        );
+        assert_eq!(
+            stale.headline(),
+            "Full Disk Access lost in the update: re-add Tidings"
+        );
+        assert!(
+            stale
+                .full_disk_access
+                .fix()
+                .unwrap()
+                .contains("remove Tidings")
+        );
+        s.types[0].store.access = StoreAccess::Missing;
+        s.types[1].store.access = StoreAccess::NotChecked;
+        assert_eq!(
+            s.with_full_disk_access(Some("1"), "2").full_disk_access,
+            FullDiskAccess::Unknown
+        );
+    }
+
+    #[test]
     fn a_disabled_type_store_problem_is_not_the_headline() {
         let mut s = healthy();
         s.types[1].store.access = StoreAccess::PermissionDenied;
@@ -554,6 +662,9 @@ mod tests {
             },
             clients: vec![],
             paused_until_ms: Some(1),
+            full_disk_access: FullDiskAccess::Stale {
+                last_granted: "0.1.0".into(),
+            },
         };
         let text = serde_json::to_string(&state).unwrap();
         assert_eq!(serde_json::from_str::<State>(&text).unwrap(), state);

@@ -18,6 +18,7 @@ mod columns;
 pub(crate) mod mail;
 pub(crate) mod messages;
 mod open;
+pub(crate) mod profile;
 mod read;
 mod sql;
 

@@ -1,6 +1,6 @@
 //! The command line: `tidings serve`, `tidings tail`, `tidings check`, `tidings status`,
 //! `tidings token`, `tidings connect|disconnect|clients`, `tidings install` / `uninstall`,
-//! parsed with clap.
+//! `tidings doctor`, parsed with clap.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -52,6 +52,44 @@ pub enum Command {
     /// settings, consumer positions and the HTTP token.
     #[command(after_help = INSTALL_HELP)]
     Uninstall(UninstallArgs),
+    /// Check the daemon, socket, stores, Full Disk Access, settings and HTTP endpoint, with a
+    /// fix for each failure; non-zero exit when any fails.
+    #[command(after_help = DOCTOR_HELP)]
+    Doctor(DoctorArgs),
+}
+
+const DOCTOR_HELP: &str = "\
+The store checks use the running daemon's view (on macOS the Full Disk Access that counts is
+Tidings.app's, not your terminal's); without a daemon this process probes the stores itself.
+--report adds what a bug report needs: versions, OS, each store's schema profile (tables,
+columns, user_version, rounded row counts), access states and the settings in counts. It holds
+no address, subject, handle or allowlist entry.
+
+Examples:
+  tidings doctor
+  tidings doctor --report > report.txt
+  tidings doctor --demo-dir ./demo --json";
+
+/// `tidings doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default; with
+    /// --demo-dir, <dir>/tidings.sock].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+
+    /// Check a demo directory (`tidings serve --demo --data-dir DIR`): its fake home, its
+    /// settings.toml and its socket.
+    #[arg(long, value_name = "DIR")]
+    pub demo_dir: Option<PathBuf>,
+
+    /// Also print what a bug report needs (no personal data).
+    #[arg(long)]
+    pub report: bool,
+
+    /// Print the checks (and the report) as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 const INSTALL_HELP: &str = "\

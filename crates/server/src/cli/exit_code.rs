@@ -20,10 +20,13 @@ use super::check::CheckError;
 use super::client::ClientError;
 use super::login::InstallError;
 use super::connect::ConnectCliError;
+use super::doctor::Unhealthy;
 use super::tail::TailError;
 use super::token::TokenError;
 use tidings_server::connect::ConnectError;
 
+/// `tidings doctor` found a check that failed (each printed with its fix).
+pub const UNHEALTHY: u8 = 3;
 /// Done: a clean shutdown, Ctrl-C in `tail`, or a reader that closed our stdout.
 pub const SUCCESS: u8 = 0;
 /// Any failure not listed below (a broken connection, a stream the daemon terminated).
@@ -60,6 +63,7 @@ fn coded(cause: &(dyn Error + 'static)) -> Option<u8> {
         cause.downcast_ref::<E>().map(Coded::exit_code)
     }
     code::<ClientError>(cause)
+        .or_else(|| code::<Unhealthy>(cause))
         .or_else(|| code::<TailError>(cause))
         .or_else(|| code::<CheckError>(cause))
         .or_else(|| code::<TokenError>(cause))
@@ -108,6 +112,12 @@ impl Coded for SocketError {
             SocketError::PathTooLong { .. } | SocketError::Directory { .. } => CONFIG,
             _ => FAILURE,
         }
+    }
+}
+
+impl Coded for Unhealthy {
+    fn exit_code(&self) -> u8 {
+        UNHEALTHY
     }
 }
 

@@ -5,6 +5,7 @@
 //! - `tail`: a stream client that prints events as JSON lines.
 //! - `check`: hook digests: what is new since a named consumer's last call.
 //! - `status`: asks a daemon for `tidings/status`.
+//! - `doctor`: every check with its fix, and the bug report.
 //! - `token`: shows or rotates the HTTP token in the keychain, and tells a running daemon.
 //! - `login`: `install` / `uninstall`, the login item (`tidings_platform::login`).
 //! - `connect`: `connect`, `disconnect`, `clients`: an MCP host's config entry, and its check.
@@ -16,6 +17,7 @@ pub mod args;
 pub mod check;
 pub mod client;
 pub mod connect;
+pub mod doctor;
 pub mod duration;
 pub mod exit_code;
 pub mod login;

@@ -268,6 +268,7 @@ mod tests {
                 }],
             }],
             paused_until_ms: Some(0),
+            full_disk_access: tidings_server::state::FullDiskAccess::Unknown,
         }
     }
 

@@ -29,6 +29,7 @@ pub async fn poll(
         .map_err(|e| daemon_request_error(e, daemon))?;
     let engine = Arc::clone(daemon.engine());
     let (ty, filter) = (sub.event_type(), filter_summary(&params.arguments));
+    daemon.subscribed(conn, ty, &params.arguments);
     let outcome = blocking(move || engine.poll(&sub, &params))
         .await?
         .map_err(|e| request_error(e, daemon.settings_path()))?;

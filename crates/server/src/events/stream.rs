@@ -91,6 +91,7 @@ pub async fn stream(
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
         .map_err(|e| daemon_request_error(e, daemon))?;
     let _slot = conn.acquire(&ctx.id).map_err(refused)?;
+    daemon.subscribed(conn, sub.event_type(), &params.arguments);
     // Subscribe to wake-ups before reading the start, so no change falls in between.
     let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();

@@ -47,6 +47,12 @@ mod http_names;
 mod http_pull_tools;
 // A client of another uid is closed without an answer (needs root).
 mod peer_uid;
+// Notices: a first subscription notified once, switches, a failing notifier.
+mod notices;
+// `tidings doctor`: a healthy demo, a broken store, the bug report without personal data.
+mod doctor;
+// The log file: written at info, no subject, address or handle in it.
+mod log_file;
 // Discover, list, a poll bootstrap, then a poll that returns new rows.
 mod poll_roundtrip;
 // The serve process's output: a cancel is not an error; a failing stdout or stderr is survived.

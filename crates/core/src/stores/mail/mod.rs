@@ -6,7 +6,7 @@
 
 mod mailboxes;
 mod scan;
-mod schema;
+pub(crate) mod schema;
 
 use std::path::PathBuf;
 use std::time::Duration;

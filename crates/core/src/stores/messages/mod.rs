@@ -6,7 +6,7 @@
 //! rows, so a ROWID cursor never mistakes them for new messages.
 
 mod scan;
-mod schema;
+pub(crate) mod schema;
 
 use std::path::PathBuf;
 use std::time::Duration;

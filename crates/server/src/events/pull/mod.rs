@@ -239,6 +239,9 @@ pub(crate) async fn call(
     };
     if let Some(conn) = conn_for_count {
         count_delivered(&conn, &args, &types, &outcome.events);
+        for ty in &types {
+            daemon.subscribed(&conn, *ty, &args.arguments_for(*ty));
+        }
     }
     if let Some(state) = state {
         state.cursors.set(&types, outcome.cursor.clone());

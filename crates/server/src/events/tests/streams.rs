@@ -169,9 +169,19 @@ async fn a_rebuild_resends_active_truncated_and_delivery_goes_on() {
     let mut c = h.connect();
     let id = c.request("events/stream", mail_args()).await;
     let first = c.note_of(id, "notifications/events/active").await;
+    let mut notices = h.daemon.notices();
     h.rebuild_mail();
     let again = c.note_of(id, "notifications/events/active").await;
     assert_eq!(again["params"]["truncated"], true);
+    // The user is told too, once (the first subscription's notice came before this).
+    let notice = tokio::time::timeout(std::time::Duration::from_secs(20), notices.recv())
+        .await
+        .expect("a notice in time")
+        .expect("the notices channel is open");
+    assert_eq!(
+        notice,
+        crate::notices::Notice::StoreRebuilt { store: "Mail" }
+    );
     assert_ne!(again["params"]["cursor"], first["params"]["cursor"]);
     h.append_mail("ana@example.com");
     let event = c.note_of(id, "notifications/events/event").await;

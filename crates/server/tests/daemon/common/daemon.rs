@@ -106,8 +106,13 @@ impl Daemon {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let mut probe = self.client();
-        probe.result("ready?", "server/discover", json!({}));
+        // Straight on the socket: readiness is the daemon's, and needs no shim built.
+        let answer = super::Raw::connect(&self.socket, "tidings-tests").call(
+            0,
+            "server/discover",
+            json!({}),
+        );
+        assert!(answer.get("result").is_some(), "not ready: {answer}");
     }
 
     pub fn home(&self) -> MacHome {
@@ -378,6 +383,8 @@ impl Builder {
             .env_remove("TIDINGS_SOCKET")
             // Debug, for the latency trace and the messages a failing test prints.
             .env("TIDINGS_LOG", "debug")
+            // The log file goes to the temp dir, never the user's log directory.
+            .env("TIDINGS_LOG_DIR", tmp.path().join("logs"))
             .envs(self.env.iter().map(|(k, v)| (k, v)));
         let (out, err) = match &self.stdio {
             Some(make) => (make(), make()),

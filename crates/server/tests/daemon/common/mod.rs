@@ -6,10 +6,12 @@
 
 mod client;
 mod daemon;
+mod raw;
 mod writer;
 
 pub use client::{Client, is_event, is_note, is_response, on_stream};
 pub use daemon::{Daemon, signal};
+pub use raw::Raw;
 pub use writer::Writer;
 
 use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,44 @@
+//! The daemon's log file: `tracing` lines in the platform's log directory
+//! (`tidings_platform::paths::log_dir`: `~/Library/Logs/Tidings` on macOS,
+//! `$XDG_STATE_HOME/tidings/logs` on Linux), one file a day, the oldest removed past
+//! [`LOG_FILES_KEPT`]. `tidings serve` writes it; the app can use the same [`appender`].
+//!
+//! Info level and above only, whatever `-v` says: at info nothing names a subject, an address
+//! or a handle (the test `log_file` in the daemon tests delivers fixture mail and checks), and
+//! debug lines are for a terminal, not a file that stays around.
+
+use std::path::{Path, PathBuf};
+
+use tracing_appender::rolling::{RollingFileAppender, Rotation};
+
+/// How many daily files are kept (a week); older ones are removed as a new day starts.
+pub const LOG_FILES_KEPT: usize = 7;
+
+/// The files' name: `tidings.YYYY-MM-DD.log`.
+pub const LOG_FILE_PREFIX: &str = "tidings";
+
+/// Why the log file cannot be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write logs in {}: {message}; set TIDINGS_LOG_DIR to another directory", .dir.display())]
+pub struct LogFileError {
+    /// The log directory.
+    pub dir: PathBuf,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// A daily-rotating appender in `dir` (created if missing), keeping [`LOG_FILES_KEPT`] files.
+pub fn appender(dir: &Path) -> Result<RollingFileAppender, LogFileError> {
+    let error = |message: String| LogFileError {
+        dir: dir.to_owned(),
+        message,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| error(e.to_string()))?;
+    RollingFileAppender::builder()
+        .rotation(Rotation::DAILY)
+        .filename_prefix(LOG_FILE_PREFIX)
+        .filename_suffix("log")
+        .max_log_files(LOG_FILES_KEPT)
+        .build(dir)
+        .map_err(|e| error(e.to_string()))
+}
