@@ -18,6 +18,8 @@ mod columns;
 pub(crate) mod mail;
 pub(crate) mod messages;
 mod open;
+#[cfg(test)]
+mod plans;
 mod read;
 mod sql;
 

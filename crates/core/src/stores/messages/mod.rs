@@ -60,11 +60,41 @@ impl MessagesStore {
     }
 }
 
+/// What the tests in `stores::plans` look at: the SQL a call runs and its statement's counters.
+#[cfg(test)]
+impl MessagesStore {
+    pub(crate) fn scan_sql(&mut self, filter: &MessagesFilter, window: Window) -> String {
+        let (_, _, caps) = self.handle.current().unwrap();
+        scan::query(caps, filter, window).0
+    }
+
+    pub(crate) fn seek_statement(&mut self) -> Result<&'static str, StoreError> {
+        Ok(seek_sql(self.handle.current()?.2))
+    }
+
+    pub(crate) fn statement_counters(&mut self, sql: &str) -> Option<(i32, i32)> {
+        self.handle.statement_counters(sql)
+    }
+}
+
+const HEAD_SQL: &str = super::open::head_sql!("message");
+
+/// The `maxAgeMs` seek through Apple's date index by name, as for Mail (see
+/// `mail::seek_sql`): never a walk in ROWID order chosen by a planner without statistics.
+fn seek_sql(caps: MessagesCaps) -> &'static str {
+    if caps.date_index {
+        // The name is `schema::DATE_INDEX`, checked by `schema::probe`.
+        "SELECT min(ROWID) FROM message INDEXED BY message_idx_date WHERE date >= ?1"
+    } else {
+        "SELECT min(ROWID) FROM message WHERE date >= ?1"
+    }
+}
+
 impl Source for MessagesStore {
     type Filter = MessagesFilter;
 
     fn stamp(&mut self) -> Result<Stamp, StoreError> {
-        self.handle.stamp("message")
+        self.handle.stamp(HEAD_SQL)
     }
 
     fn unreadable_rows(&self) -> u64 {
@@ -72,11 +102,9 @@ impl Source for MessagesStore {
     }
 
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError> {
-        // `message_idx_date` serves this as a range scan.
-        self.handle.query_rowid(
-            "SELECT min(ROWID) FROM message WHERE date >= ?1",
-            to_apple_nanos(floor),
-        )
+        let (_, _, caps) = self.handle.current()?;
+        self.handle
+            .query_rowid(seek_sql(caps), to_apple_nanos(floor))
     }
 
     fn scan(&mut self, filter: &MessagesFilter, window: Window) -> Result<Scan, StoreError> {
