@@ -19,6 +19,22 @@ fn wal_path(db: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The `maxAgeMs` seek's statements: the first ROWID dated at or after a floor is found two
+/// ways at once, in turns of a few thousand rows, and the first to finish answers. Through the
+/// date index (`by_date`, named with `INDEXED BY`) the cost grows with the rows dated after
+/// the floor; walking in ROWID order (`by_rowid`) it grows with the rows before the answer.
+/// Either alone is slow at one end (a floor before every row makes the index read all of it;
+/// a recent floor makes the walk read almost all rows), and no plan is left to a planner that
+/// may lack `sqlite_stat1`: the cost is at most twice the cheaper way's.
+pub(crate) struct SeekSql {
+    /// `SELECT max(ROWID)`: where the walk ends.
+    pub last: &'static str,
+    /// `?1` = floor: the ROWIDs dated at or after it, through the date index.
+    pub by_date: &'static str,
+    /// `?1` < ROWID <= `?2`, dated at or after `?3`: the first, in ROWID order, by no index.
+    pub by_rowid: &'static str,
+}
+
 /// The SQL of a table's head: the highest ROWID ever allocated (`sqlite_sequence`), so deleting
 /// the newest rows does not move it back. A literal per table, so it is compiled once.
 macro_rules! head_sql {
@@ -241,6 +257,62 @@ impl<C: Copy> StoreHandle<C> {
         let r = conn
             .prepare_cached(sql)
             .and_then(|mut s| s.query_row([value], |r| r.get::<_, Option<i64>>(0)));
+        r.map_err(|e| self.fail(e))
+    }
+
+    /// The first ROWID whose date is at or after `floor` (see [`SeekSql`]), in one read
+    /// transaction, stepping the two ways to it in turns of `chunk` rows until one answers.
+    pub(crate) fn seek(
+        &mut self,
+        sql: &SeekSql,
+        floor: i64,
+        chunk: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let (conn, _, _) = self.current()?;
+        let r = (|| {
+            let tx = conn.unchecked_transaction()?;
+            let last: i64 = tx
+                .prepare_cached(sql.last)?
+                .query_row([], |r| r.get::<_, Option<i64>>(0))?
+                .unwrap_or(0);
+            let mut by_date = tx.prepare_cached(sql.by_date)?;
+            let mut by_rowid = tx.prepare_cached(sql.by_rowid)?;
+            let mut dated = by_date.query([floor])?;
+            let (mut least, mut walked) = (None::<i64>, 0_i64);
+            let found = loop {
+                // Through the date index: every row dated at or after the floor, in date order;
+                // the answer is the least ROWID once they are all read.
+                let mut done = true;
+                for _ in 0..chunk {
+                    let Some(row) = dated.next()? else { break };
+                    let rowid: i64 = row.get(0)?;
+                    least = Some(least.map_or(rowid, |l| l.min(rowid)));
+                    done = false;
+                }
+                if done {
+                    break least;
+                }
+                // In ROWID order: the first row of the next chunk dated at or after the floor
+                // is the answer.
+                if walked >= last {
+                    break None;
+                }
+                let upto = walked.saturating_add(chunk);
+                let first = by_rowid
+                    .query([walked, upto, floor])?
+                    .next()?
+                    .map(|r| r.get::<_, i64>(0))
+                    .transpose()?;
+                if first.is_some() {
+                    break first;
+                }
+                walked = upto;
+            };
+            drop(dated);
+            drop((by_date, by_rowid));
+            tx.finish()?;
+            Ok(found)
+        })();
         r.map_err(|e| self.fail(e))
     }
 

@@ -14,6 +14,7 @@ use std::time::Duration;
 use rusqlite::OptionalExtension;
 use time::OffsetDateTime;
 
+use super::open::SeekSql;
 use super::{Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::dates::to_apple_nanos;
 use crate::error::StoreError;
@@ -68,8 +69,9 @@ impl MessagesStore {
         scan::query(caps, filter, window).0
     }
 
-    pub(crate) fn seek_statement(&mut self) -> Result<&'static str, StoreError> {
-        Ok(seek_sql(self.handle.current()?.2))
+    /// The statement the seek reads the date index with; `None` without the index.
+    pub(crate) fn seek_statement(&mut self) -> Result<Option<&'static str>, StoreError> {
+        Ok(self.handle.current()?.2.date_index.then_some(SEEK.by_date))
     }
 
     pub(crate) fn statement_counters(&mut self, sql: &str) -> Option<(i32, i32)> {
@@ -79,16 +81,18 @@ impl MessagesStore {
 
 const HEAD_SQL: &str = super::open::head_sql!("message");
 
-/// The `maxAgeMs` seek through Apple's date index by name, as for Mail (see
-/// `mail::seek_sql`): never a walk in ROWID order chosen by a planner without statistics.
-fn seek_sql(caps: MessagesCaps) -> &'static str {
-    if caps.date_index {
-        // The name is `schema::DATE_INDEX`, checked by `schema::probe`.
-        "SELECT min(ROWID) FROM message INDEXED BY message_idx_date WHERE date >= ?1"
-    } else {
-        "SELECT min(ROWID) FROM message WHERE date >= ?1"
-    }
-}
+/// The `maxAgeMs` seek, as for Mail (see `SeekSql`): never a walk in ROWID order chosen by a
+/// planner without statistics.
+const SEEK: SeekSql = SeekSql {
+    last: "SELECT max(ROWID) FROM message",
+    // The index is `schema::DATE_INDEX`, checked by `schema::probe`.
+    by_date: "SELECT ROWID FROM message INDEXED BY message_idx_date WHERE date >= ?1",
+    by_rowid: "SELECT ROWID FROM message NOT INDEXED WHERE ROWID > ?1 AND ROWID <= ?2 \
+               AND date >= ?3 ORDER BY ROWID LIMIT 1",
+};
+
+/// Without Apple's date index the planner decides.
+const SEEK_UNINDEXED: &str = "SELECT min(ROWID) FROM message WHERE date >= ?1";
 
 impl Source for MessagesStore {
     type Filter = MessagesFilter;
@@ -103,8 +107,12 @@ impl Source for MessagesStore {
 
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError> {
         let (_, _, caps) = self.handle.current()?;
-        self.handle
-            .query_rowid(seek_sql(caps), to_apple_nanos(floor))
+        let floor = to_apple_nanos(floor);
+        if caps.date_index {
+            self.handle.seek(&SEEK, floor, super::SEEK_CHUNK)
+        } else {
+            self.handle.query_rowid(SEEK_UNINDEXED, floor)
+        }
     }
 
     fn scan(&mut self, filter: &MessagesFilter, window: Window) -> Result<Scan, StoreError> {
