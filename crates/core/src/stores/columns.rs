@@ -62,3 +62,22 @@ pub(crate) fn optional_table(
     require(conn, cols)?;
     Ok(true)
 }
+
+/// Whether `index` exists on `table`, is not partial and leads with `column`: one a query may
+/// name with `INDEXED BY` (a partial index, or one that leads with another column, would make
+/// the statement fail to compile, or walk the whole index).
+pub(crate) fn leading_index(
+    conn: &Connection,
+    table: &str,
+    index: &str,
+    column: &str,
+) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM pragma_index_list(?1) l WHERE l.name = ?2 AND l.partial = 0 \
+         AND (SELECT i.name FROM pragma_index_info(l.name) i WHERE i.seqno = 0) = ?3 \
+         COLLATE NOCASE",
+        [table, index, column],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}

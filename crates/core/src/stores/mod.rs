@@ -19,6 +19,8 @@ pub(crate) mod mail;
 pub(crate) mod messages;
 mod open;
 pub(crate) mod profile;
+#[cfg(test)]
+mod plans;
 mod read;
 mod sql;
 
@@ -31,6 +33,11 @@ use crate::error::StoreError;
 use crate::event::EventType;
 
 pub(crate) use open::StoreHandle;
+
+/// Rows each way of the `maxAgeMs` seek reads per turn (see `open::SeekSql`): a few
+/// thousand, so a turn is well under a millisecond and the seek at most a turn past the cheaper
+/// way's cost.
+const SEEK_CHUNK: i64 = 4096;
 
 /// `SELECT ROWID, <date> FROM <table>` over a ROWID range, reading only integer dates.
 fn dates_sql(table: &str, date: &str) -> String {

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::cursor::FileIdentity;
@@ -17,6 +18,37 @@ fn wal_path(db: &Path) -> PathBuf {
     name.push("-wal");
     PathBuf::from(name)
 }
+
+/// The `maxAgeMs` seek's statements: the first ROWID dated at or after a floor is found two
+/// ways at once, in turns of a few thousand rows, and the first to finish answers. Through the
+/// date index (`by_date`, named with `INDEXED BY`) the cost grows with the rows dated after
+/// the floor; walking in ROWID order (`by_rowid`) it grows with the rows before the answer.
+/// Either alone is slow at one end (a floor before every row makes the index read all of it;
+/// a recent floor makes the walk read almost all rows), and no plan is left to a planner that
+/// may lack `sqlite_stat1`: the cost is at most twice the cheaper way's.
+pub(crate) struct SeekSql {
+    /// `SELECT max(ROWID)`: where the walk ends.
+    pub last: &'static str,
+    /// `?1` = floor: the ROWIDs dated at or after it, through the date index.
+    pub by_date: &'static str,
+    /// `?1` < ROWID <= `?2`, dated at or after `?3`: the first, in ROWID order, by no index.
+    pub by_rowid: &'static str,
+}
+
+/// The SQL of a table's head: the highest ROWID ever allocated (`sqlite_sequence`), so deleting
+/// the newest rows does not move it back. A literal per table, so it is compiled once.
+macro_rules! head_sql {
+    ($table:literal) => {
+        concat!(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = '",
+            $table,
+            "'), 0), coalesce((SELECT max(ROWID) FROM ",
+            $table,
+            "), 0))"
+        )
+    };
+}
+pub(crate) use head_sql;
 
 /// What a store learns about a freshly opened file: its optional features, or why its schema
 /// cannot be read (`Err(Ok(detail))`), or a `SQLite` failure (`Err(Err(e))`).
@@ -41,7 +73,16 @@ struct Open<C> {
     /// or wiped under us (see [`StoreHandle::current`]).
     db_len: u64,
     wal_len: u64,
+    /// The last stamp's `data_version` and head: the head cannot move without a commit, and
+    /// every commit another connection makes changes `data_version`, so an unchanged version
+    /// reuses the head instead of reading it again.
+    last: Option<(i64, i64)>,
 }
+
+/// Statements kept compiled per connection: the scan shapes of every live subscription, the
+/// stamp, the seek, the date reads and the per-row lookups. Each shape's SQL text is stable,
+/// so a poll finds its statement here instead of compiling it again.
+const STATEMENT_CACHE: usize = 64;
 
 impl<C: Copy> StoreHandle<C> {
     pub(crate) fn new(
@@ -121,6 +162,7 @@ impl<C: Copy> StoreHandle<C> {
                 caps,
                 db_len,
                 wal_len,
+                last: None,
             });
         }
         let open = self.open.as_mut().expect("opened above");
@@ -146,25 +188,51 @@ impl<C: Copy> StoreHandle<C> {
         err
     }
 
-    /// Identity, data version and head of the event table `table`. The head is the highest ROWID
-    /// ever allocated (`sqlite_sequence`), so deleting the newest rows does not move it back.
-    pub(crate) fn stamp(&mut self, table: &str) -> Result<Stamp, StoreError> {
-        let (conn, identity, _) = self.current()?;
-        let r = conn.query_row(
-            &format!(
-                "SELECT (SELECT data_version FROM pragma_data_version), \
-                 max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = '{table}'), 0), \
-                     coalesce((SELECT max(ROWID) FROM {table}), 0))"
-            ),
-            [],
-            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
-        );
+    /// Identity, data version and head of the event table, whose head `head_sql` reads (see
+    /// `head_sql!`).
+    ///
+    /// The hub takes a stamp on every file event (a thousand a second under load), so this is
+    /// two `stat`s and one cached `PRAGMA data_version`; the head is read only when the version
+    /// moved.
+    pub(crate) fn stamp(&mut self, head_sql: &'static str) -> Result<Stamp, StoreError> {
+        self.current()?;
+        let open = self.open.as_mut().expect("current() keeps a connection");
+        let (conn, identity, last) = (&open.conn, open.identity, open.last);
+        let r = (|| {
+            let version: i64 = conn
+                .prepare_cached("PRAGMA data_version")?
+                .query_row([], |r| r.get(0))?;
+            if let Some((v, head)) = last
+                && v == version
+            {
+                return Ok((version, head));
+            }
+            let head: i64 = conn.prepare_cached(head_sql)?.query_row([], |r| r.get(0))?;
+            Ok((version, head))
+        })();
         let (data_version, head) = r.map_err(|e| self.fail(e))?;
+        if let Some(open) = self.open.as_mut() {
+            open.last = Some((data_version, head));
+        }
         Ok(Stamp {
             identity,
             data_version,
             head,
         })
+    }
+
+    /// The statement-cache counters of `sql` on the open connection: how many times the cached
+    /// statement ran and how many times `SQLite` had to compile it again. `None` when no
+    /// connection is open. For tests that prove a statement is compiled once.
+    #[cfg(test)]
+    pub(crate) fn statement_counters(&mut self, sql: &str) -> Option<(i32, i32)> {
+        use rusqlite::StatementStatus;
+        let open = self.open.as_ref()?;
+        let stmt = open.conn.prepare_cached(sql).ok()?;
+        Some((
+            stmt.get_status(StatementStatus::Run),
+            stmt.get_status(StatementStatus::RePrepare),
+        ))
     }
 
     /// The single optional integer `sql` yields for `value` (a date-index seek).
@@ -186,7 +254,65 @@ impl<C: Copy> StoreHandle<C> {
 
     pub(crate) fn query_rowid(&mut self, sql: &str, value: i64) -> Result<Option<i64>, StoreError> {
         let (conn, _, _) = self.current()?;
-        let r = conn.query_row(sql, [value], |r| r.get::<_, Option<i64>>(0));
+        let r = conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.query_row([value], |r| r.get::<_, Option<i64>>(0)));
+        r.map_err(|e| self.fail(e))
+    }
+
+    /// The first ROWID whose date is at or after `floor` (see [`SeekSql`]), in one read
+    /// transaction, stepping the two ways to it in turns of `chunk` rows until one answers.
+    pub(crate) fn seek(
+        &mut self,
+        sql: &SeekSql,
+        floor: i64,
+        chunk: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let (conn, _, _) = self.current()?;
+        let r = (|| {
+            let tx = conn.unchecked_transaction()?;
+            let last: i64 = tx
+                .prepare_cached(sql.last)?
+                .query_row([], |r| r.get::<_, Option<i64>>(0))?
+                .unwrap_or(0);
+            let mut by_date = tx.prepare_cached(sql.by_date)?;
+            let mut by_rowid = tx.prepare_cached(sql.by_rowid)?;
+            let mut dated = by_date.query([floor])?;
+            let (mut least, mut walked) = (None::<i64>, 0_i64);
+            let found = loop {
+                // Through the date index: every row dated at or after the floor, in date order;
+                // the answer is the least ROWID once they are all read.
+                let mut done = true;
+                for _ in 0..chunk {
+                    let Some(row) = dated.next()? else { break };
+                    let rowid: i64 = row.get(0)?;
+                    least = Some(least.map_or(rowid, |l| l.min(rowid)));
+                    done = false;
+                }
+                if done {
+                    break least;
+                }
+                // In ROWID order: the first row of the next chunk dated at or after the floor
+                // is the answer.
+                if walked >= last {
+                    break None;
+                }
+                let upto = walked.saturating_add(chunk);
+                let first = by_rowid
+                    .query([walked, upto, floor])?
+                    .next()?
+                    .map(|r| r.get::<_, i64>(0))
+                    .transpose()?;
+                if first.is_some() {
+                    break first;
+                }
+                walked = upto;
+            };
+            drop(dated);
+            drop((by_date, by_rowid));
+            tx.finish()?;
+            Ok(found)
+        })();
         r.map_err(|e| self.fail(e))
     }
 
@@ -202,6 +328,15 @@ impl<C: Copy> StoreHandle<C> {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(uri, flags).map_err(|e| self.sqlite_error(e))?;
         conn.busy_timeout(self.busy_timeout)
+            .map_err(|e| self.sqlite_error(e))?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // The query planner stability guarantee: plans never depend on bound values. Without
+        // it, a statement whose plan looked at a bound `LIKE` pattern (the LIKE optimisation
+        // reads it to see whether an index range applies) is marked expired whenever that
+        // parameter is bound again, and the cached statement is recompiled on its next step:
+        // every poll of a sender filter paid a full compile (issue 14). Our plans never need
+        // the values: patterns that an index could serve are compared by `IN`, not `LIKE`.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(|e| self.sqlite_error(e))?;
         // Opening is lazy: touch the schema now so a corrupt or locked file fails here.
         conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {

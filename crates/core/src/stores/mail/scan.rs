@@ -27,6 +27,60 @@ pub(crate) fn rows(
     filter: &MailFilter,
     window: Window,
 ) -> rusqlite::Result<Vec<Read>> {
+    let Query {
+        sql,
+        params,
+        wanted_mailboxes,
+    } = query(caps, lookup, filter, window);
+    // Cached: the text is the same for every call of one subscription (only the values bound
+    // change), so it is compiled once per connection.
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut raw = Vec::new();
+    while let Some(r) = rows.next()? {
+        // Every value is read leniently (see `stores::read`): a stranger's row must not stop
+        // delivery.
+        raw.push(RawMail {
+            rowid: r.get(at::ROWID)?,
+            global_id: read::int(r, at::GLOBAL_ID)?,
+            subject_prefix: read::text(r, at::SUBJECT_PREFIX)?,
+            subject: read::text(r, at::SUBJECT)?,
+            date_sent: read::int(r, at::DATE_SENT)?,
+            date_received: read::int(r, at::DATE_RECEIVED)?,
+            mailbox: read::int(r, at::MAILBOX)?,
+            read: read::int(r, at::READ)?.unwrap_or(0) != 0,
+            flagged: read::int(r, at::FLAGGED)?.unwrap_or(0) != 0,
+            message_id: read::text(r, at::MESSAGE_ID)?,
+            address: read::text(r, at::ADDRESS)?,
+            name: read::text(r, at::NAME)?,
+        });
+    }
+    drop(rows);
+    raw.into_iter()
+        .map(|m| {
+            let rowid = m.rowid;
+            Read::of(rowid, envelope(conn, caps, lookup, &wanted_mailboxes, m))
+        })
+        .collect()
+}
+
+/// A scan's SQL and the values it binds. The text depends only on the filter's shape (how
+/// many patterns of each kind, mailboxes and the store's features), never on the window or
+/// the patterns' values, so one subscription's polls share one compiled statement.
+pub(crate) struct Query {
+    pub sql: String,
+    pub params: Vec<SqlValue>,
+    /// The mailbox ROWIDs the filter names (empty when it names none).
+    pub wanted_mailboxes: Vec<i64>,
+}
+
+/// The scan of `window` for `filter`, as SQL and parameters.
+pub(crate) fn query(
+    caps: MailCaps,
+    lookup: &MailboxLookup,
+    filter: &MailFilter,
+    window: Window,
+) -> Query {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
         SqlValue::Integer(window.upto),
@@ -101,34 +155,11 @@ pub(crate) fn rows(
         subject = MESSAGES_SUBJECT.name,
         sender = MESSAGES_SENDER.name,
     );
-    let mut stmt = conn.prepare(&sql)?;
-    let mut rows = stmt.query(params_from_iter(params))?;
-    let mut raw = Vec::new();
-    while let Some(r) = rows.next()? {
-        // Every value is read leniently (see `stores::read`): a stranger's row must not stop
-        // delivery.
-        raw.push(RawMail {
-            rowid: r.get(at::ROWID)?,
-            global_id: read::int(r, at::GLOBAL_ID)?,
-            subject_prefix: read::text(r, at::SUBJECT_PREFIX)?,
-            subject: read::text(r, at::SUBJECT)?,
-            date_sent: read::int(r, at::DATE_SENT)?,
-            date_received: read::int(r, at::DATE_RECEIVED)?,
-            mailbox: read::int(r, at::MAILBOX)?,
-            read: read::int(r, at::READ)?.unwrap_or(0) != 0,
-            flagged: read::int(r, at::FLAGGED)?.unwrap_or(0) != 0,
-            message_id: read::text(r, at::MESSAGE_ID)?,
-            address: read::text(r, at::ADDRESS)?,
-            name: read::text(r, at::NAME)?,
-        });
+    Query {
+        sql,
+        params,
+        wanted_mailboxes,
     }
-    drop(rows);
-    raw.into_iter()
-        .map(|m| {
-            let rowid = m.rowid;
-            Read::of(rowid, envelope(conn, caps, lookup, &wanted_mailboxes, m))
-        })
-        .collect()
 }
 
 /// The scan's result columns, by position: `select_list` puts each expression at its ordinal.

@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 
-use crate::stores::columns::{Col, optional_table, require};
+use crate::stores::columns::{Col, leading_index, optional_table, require};
 use crate::stores::sql::columns;
 
 pub(crate) const MESSAGES_GLOBAL_ID: Col = Col::new("messages", "global_message_id");
@@ -57,6 +57,7 @@ pub(crate) const REQUIRED: &[Col] = &[
 
 /// Optional features, each switching on part of a query.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)] // one flag per optional part of the schema, as probed
 pub(crate) struct MailCaps {
     /// `message_global_data.message_id_header` exists (macOS 15+ era V10): the event id.
     pub message_id_header: bool,
@@ -64,7 +65,13 @@ pub(crate) struct MailCaps {
     pub labels: bool,
     /// The `attachments` table exists.
     pub attachments: bool,
+    /// Apple's date index ([`DATE_INDEX`]) exists and leads with `date_received`: the
+    /// `maxAgeMs` seek names it rather than leaving the plan to the planner.
+    pub date_index: bool,
 }
+
+/// Apple's index on `messages(date_received)` (stores.md, 1.3).
+pub(crate) const DATE_INDEX: &str = "messages_date_received_index";
 
 /// Check the required schema and probe the optional parts. `Err(Ok(detail))` is a schema we
 /// cannot read; `Err(Err(e))` a `SQLite` failure.
@@ -75,5 +82,7 @@ pub(crate) fn probe(conn: &Connection) -> Result<MailCaps, Result<String, rusqli
         message_id_header: global.iter().any(|c| c == GLOBAL_MESSAGE_ID_HEADER.name),
         labels: optional_table(conn, "labels", LABELS)?,
         attachments: optional_table(conn, "attachments", ATTACHMENTS)?,
+        date_index: leading_index(conn, "messages", DATE_INDEX, MESSAGES_DATE_RECEIVED.name)
+            .map_err(Err)?,
     })
 }

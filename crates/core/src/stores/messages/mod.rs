@@ -14,6 +14,7 @@ use std::time::Duration;
 use rusqlite::OptionalExtension;
 use time::OffsetDateTime;
 
+use super::open::SeekSql;
 use super::{Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::dates::to_apple_nanos;
 use crate::error::StoreError;
@@ -60,11 +61,44 @@ impl MessagesStore {
     }
 }
 
+/// What the tests in `stores::plans` look at: the SQL a call runs and its statement's counters.
+#[cfg(test)]
+impl MessagesStore {
+    pub(crate) fn scan_sql(&mut self, filter: &MessagesFilter, window: Window) -> String {
+        let (_, _, caps) = self.handle.current().unwrap();
+        scan::query(caps, filter, window).0
+    }
+
+    /// The statement the seek reads the date index with; `None` without the index.
+    pub(crate) fn seek_statement(&mut self) -> Result<Option<&'static str>, StoreError> {
+        Ok(self.handle.current()?.2.date_index.then_some(SEEK.by_date))
+    }
+
+    pub(crate) fn statement_counters(&mut self, sql: &str) -> Option<(i32, i32)> {
+        self.handle.statement_counters(sql)
+    }
+}
+
+const HEAD_SQL: &str = super::open::head_sql!("message");
+
+/// The `maxAgeMs` seek, as for Mail (see `SeekSql`): never a walk in ROWID order chosen by a
+/// planner without statistics.
+const SEEK: SeekSql = SeekSql {
+    last: "SELECT max(ROWID) FROM message",
+    // The index is `schema::DATE_INDEX`, checked by `schema::probe`.
+    by_date: "SELECT ROWID FROM message INDEXED BY message_idx_date WHERE date >= ?1",
+    by_rowid: "SELECT ROWID FROM message NOT INDEXED WHERE ROWID > ?1 AND ROWID <= ?2 \
+               AND date >= ?3 ORDER BY ROWID LIMIT 1",
+};
+
+/// Without Apple's date index the planner decides.
+const SEEK_UNINDEXED: &str = "SELECT min(ROWID) FROM message WHERE date >= ?1";
+
 impl Source for MessagesStore {
     type Filter = MessagesFilter;
 
     fn stamp(&mut self) -> Result<Stamp, StoreError> {
-        self.handle.stamp("message")
+        self.handle.stamp(HEAD_SQL)
     }
 
     fn unreadable_rows(&self) -> u64 {
@@ -72,11 +106,13 @@ impl Source for MessagesStore {
     }
 
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError> {
-        // `message_idx_date` serves this as a range scan.
-        self.handle.query_rowid(
-            "SELECT min(ROWID) FROM message WHERE date >= ?1",
-            to_apple_nanos(floor),
-        )
+        let (_, _, caps) = self.handle.current()?;
+        let floor = to_apple_nanos(floor);
+        if caps.date_index {
+            self.handle.seek(&SEEK, floor, super::SEEK_CHUNK)
+        } else {
+            self.handle.query_rowid(SEEK_UNINDEXED, floor)
+        }
     }
 
     fn scan(&mut self, filter: &MessagesFilter, window: Window) -> Result<Scan, StoreError> {

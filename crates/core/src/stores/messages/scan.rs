@@ -25,6 +25,27 @@ pub(crate) fn rows(
     filter: &MessagesFilter,
     window: Window,
 ) -> rusqlite::Result<Vec<Read>> {
+    let (sql, params) = query(caps, filter, window);
+    // Cached: the text is the same for every call of one subscription (only the values bound
+    // change), so it is compiled once per connection.
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let rowid: i64 = r.get(at::ROWID)?;
+        out.push(Read::of(rowid, envelope(r, rowid))?);
+    }
+    Ok(out)
+}
+
+/// The scan of `window` for `filter`: its SQL and the values it binds. The text depends only
+/// on the filter's shape and the store's features, never on the window or the values, so one
+/// subscription's polls share one compiled statement.
+pub(crate) fn query(
+    caps: MessagesCaps,
+    filter: &MessagesFilter,
+    window: Window,
+) -> (String, Vec<SqlValue>) {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
         SqlValue::Integer(window.upto),
@@ -88,14 +109,7 @@ pub(crate) fn rows(
         chat_id = JOIN_CHAT_ID.name,
         message_id = JOIN_MESSAGE_ID.name,
     );
-    let mut stmt = conn.prepare(&sql)?;
-    let mut rows = stmt.query(params_from_iter(params))?;
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        let rowid: i64 = r.get(at::ROWID)?;
-        out.push(Read::of(rowid, envelope(r, rowid))?);
-    }
-    Ok(out)
+    (sql, params)
 }
 
 /// The scan's result columns, by position: `select_list` puts each expression at its ordinal.

@@ -4,7 +4,7 @@
 
 use rusqlite::Connection;
 
-use crate::stores::columns::{Col, optional_table, require};
+use crate::stores::columns::{Col, leading_index, optional_table, require};
 use crate::stores::sql::columns;
 
 pub(crate) const MESSAGE_GUID: Col = Col::new("message", "guid");
@@ -56,7 +56,13 @@ pub(crate) struct MessagesCaps {
     pub recoverable: bool,
     /// `message_attachment_join`.
     pub attachments: bool,
+    /// Apple's date index ([`DATE_INDEX`]) exists and leads with `date`: the `maxAgeMs` seek
+    /// names it rather than leaving the plan to the planner.
+    pub date_index: bool,
 }
+
+/// Apple's index on `message(date)` (stores.md).
+pub(crate) const DATE_INDEX: &str = "message_idx_date";
 
 /// Check the required schema and probe the optional parts. `Err(Ok(detail))` is a schema we
 /// cannot read; `Err(Err(e))` a `SQLite` failure.
@@ -79,5 +85,6 @@ pub(crate) fn probe(conn: &Connection) -> Result<MessagesCaps, Result<String, ru
             ATTACHMENT_JOIN_MESSAGE_ID.table,
             &[ATTACHMENT_JOIN_MESSAGE_ID],
         )?,
+        date_index: leading_index(conn, "message", DATE_INDEX, MESSAGE_DATE.name).map_err(Err)?,
     })
 }
