@@ -5,6 +5,7 @@
 //! - [`request`]: `events/poll` / `events/stream` parameters and the checked [`Subscription`].
 //! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
 //! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
+//! - [`shared`]: one unfiltered read per change, matched in memory per subscription (fan-out).
 //! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
 //!   events.
 //! - `stores` (private): the Envelope Index and chat.db readers, read-only, with their skip
@@ -43,6 +44,7 @@ pub mod filter;
 pub mod poll;
 pub mod request;
 pub mod settings;
+pub mod shared;
 mod stores;
 pub mod text;
 
@@ -52,4 +54,5 @@ pub use event::{EventType, Occurrence};
 pub use poll::{Batch, Clock, Engine, Limits, PollOutcome, Start, SystemClock};
 pub use request::{Filter, Subscription, SubscriptionParams};
 pub use settings::{HttpSettings, Settings};
+pub use shared::Shared;
 pub use stores::{Stamp, StorePaths};

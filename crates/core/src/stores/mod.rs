@@ -18,7 +18,7 @@ mod columns;
 pub(crate) mod mail;
 pub(crate) mod messages;
 mod open;
-mod read;
+pub(crate) mod read;
 mod sql;
 
 use std::path::{Path, PathBuf};

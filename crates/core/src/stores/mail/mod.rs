@@ -17,7 +17,7 @@ use super::{Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::error::StoreError;
 use crate::filter::{MailFilter, MailboxRef};
 
-use mailboxes::MailboxLookup;
+pub(crate) use mailboxes::MailboxLookup;
 pub(crate) use mailboxes::account_names;
 use schema::MailCaps;
 
@@ -64,6 +64,19 @@ impl MailStore {
         let result = self.lookup.refresh(conn, &self.accounts_map);
         result.map_err(|e| self.handle.fail(e))?;
         Ok(self.lookup.resolve(refs).1.into_iter().cloned().collect())
+    }
+}
+
+impl MailStore {
+    /// The shared read's hook (`crate::shared`): `f` on the warm connection with whether the
+    /// `labels` table exists and the mailbox lookup as the last scan refreshed it.
+    pub(crate) fn with_reader<R>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection, bool, &MailboxLookup) -> rusqlite::Result<R>,
+    ) -> Result<(R, crate::cursor::FileIdentity), StoreError> {
+        let (conn, identity, caps) = self.handle.current()?;
+        let result = f(conn, caps.labels, &self.lookup);
+        Ok((result.map_err(|e| self.handle.fail(e))?, identity))
     }
 }
 
