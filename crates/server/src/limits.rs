@@ -45,10 +45,17 @@ pub struct ServerLimits {
     /// How often the hub re-checks a store while a stream waits on it, to cover a commit that
     /// becomes visible after the hub stopped following its file event (docs/architecture.md).
     pub live_check: Duration,
+    /// How long one frame of a stream may wait to be written (the client reads nothing, so
+    /// the connection's queue stays full) before the stream ends with one log line and frees
+    /// its slot. Longer than a heartbeat period, so a client that is merely slow keeps up.
+    pub write_deadline: Duration,
     /// The period of `notifications/progress` while `tidings_wait` blocks, for a request
     /// that carried a progress token (hosts reset their idle timers on it).
     pub tool_progress: Duration,
 }
+
+/// The default [`ServerLimits::write_deadline`]: 30 s.
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(30);
 
 /// 1 MiB, the frame limit design.md fixes.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 1024 * 1024;
@@ -70,6 +77,7 @@ impl Default for ServerLimits {
             safety_tick: Duration::from_secs(30),
             live_check: Duration::from_secs(10),
             tool_progress: Duration::from_secs(30),
+            write_deadline: WRITE_DEADLINE,
         }
     }
 }

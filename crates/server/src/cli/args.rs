@@ -130,6 +130,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", hide = true)]
     pub heartbeat_ms: Option<u64>,
 
+    /// How long a stream's frame may wait to be written before the stream ends, in
+    /// milliseconds (tests only).
+    #[arg(long, value_name = "N", hide = true)]
+    pub write_deadline_ms: Option<u64>,
+
     /// Period of the hub's store check while a stream is live, in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub live_check_ms: Option<u64>,
