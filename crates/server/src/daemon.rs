@@ -22,8 +22,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::clients::{Activity, Clients};
-use crate::home::{home_relative, without_home};
 use crate::fanout::Fanout;
+use crate::home::{home_relative, without_home};
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
 use crate::state::{

@@ -49,6 +49,9 @@ pub struct ServerLimits {
     /// the connection's queue stays full) before the stream ends with one log line and frees
     /// its slot. Longer than a heartbeat period, so a client that is merely slow keeps up.
     pub write_deadline: Duration,
+    /// Streams at the head of a store share one read per change (`fanout`); off, each stream
+    /// reads on its own, as before shared reads (the fan-out bench's baseline).
+    pub shared_reads: bool,
     /// The period of `notifications/progress` while `tidings_wait` blocks, for a request
     /// that carried a progress token (hosts reset their idle timers on it).
     pub tool_progress: Duration,
@@ -65,7 +68,7 @@ impl Default for ServerLimits {
         ServerLimits {
             streams_per_connection: 10,
             streams_per_token: 32,
-            streams_total: 256,
+            streams_total: 1024,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_http_body_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_http_connections: 64,
@@ -78,6 +81,7 @@ impl Default for ServerLimits {
             live_check: Duration::from_secs(10),
             tool_progress: Duration::from_secs(30),
             write_deadline: WRITE_DEADLINE,
+            shared_reads: true,
         }
     }
 }

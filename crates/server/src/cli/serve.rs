@@ -30,6 +30,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(ms) = args.write_deadline_ms {
         limits.write_deadline = Duration::from_millis(ms.max(1));
     }
+    limits.shared_reads = !args.no_shared_reads;
     if let Some(ms) = args.live_check_ms {
         limits.live_check = Duration::from_millis(ms.max(1));
     }

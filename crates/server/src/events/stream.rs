@@ -65,15 +65,14 @@ async fn send_on(
     if cancelled.is_cancelled() {
         return Err(End::Closed);
     }
-    match tokio::time::timeout(deadline, notify(peer, id, method, params)).await {
-        Ok(sent) => sent.map_err(|_| End::Closed),
-        Err(_) => {
-            tracing::warn!(
-                deadline_s = deadline.as_secs(),
-                "stream ended: its client has read nothing for the write deadline"
-            );
-            Err(End::Closed)
-        }
+    if let Ok(sent) = tokio::time::timeout(deadline, notify(peer, id, method, params)).await {
+        sent.map_err(|_| End::Closed)
+    } else {
+        tracing::warn!(
+            deadline_s = deadline.as_secs(),
+            "stream ended: its client has read nothing for the write deadline"
+        );
+        Err(End::Closed)
     }
 }
 
@@ -116,6 +115,7 @@ pub async fn stream(
         fanout: Arc::clone(daemon.fanout()),
         wake: wake.clone(),
         at_head: false,
+        shared: daemon.limits().shared_reads,
         deadline: daemon.limits().write_deadline,
         peer: ctx.peer.clone(),
         id: ctx.id.clone(),
@@ -347,6 +347,8 @@ struct Stream {
     /// The last own read found nothing more: take batches from the shared reads. Cleared
     /// when the shared reads no longer cover the cursor (this stream fell behind).
     at_head: bool,
+    /// Whether shared reads are on ([`crate::limits::ServerLimits::shared_reads`]).
+    shared: bool,
     /// How long one frame may wait to be written ([`crate::limits::ServerLimits::write_deadline`]).
     deadline: Duration,
     peer: rmcp::Peer<RoleServer>,
@@ -518,11 +520,21 @@ impl Stream {
                 Err(end) => Step::Ended(end),
             };
         }
-        let (peer, id, cancelled, deadline) = (&self.peer, &self.id, &self.cancelled, self.deadline);
+        let (peer, id, cancelled, deadline) =
+            (&self.peer, &self.id, &self.cancelled, self.deadline);
         let written = write_events(
             &batch.events,
             |e| serde_json::to_value(e),
-            |params| send_on(peer, id, cancelled, deadline, "notifications/events/event", params),
+            |params| {
+                send_on(
+                    peer,
+                    id,
+                    cancelled,
+                    deadline,
+                    "notifications/events/event",
+                    params,
+                )
+            },
         )
         .await;
         // Counted for the app's model only as far as they went out.
@@ -536,7 +548,7 @@ impl Stream {
         match written {
             Written::All => {
                 // Caught up: from now on the shared reads serve this stream.
-                self.at_head |= !batch.has_more;
+                self.at_head |= self.shared && !batch.has_more;
                 if rows > 0 {
                     tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, frames = rows, "latency: frames written");
                 }
