@@ -79,6 +79,8 @@ impl Fanout {
                 .map(|(_, r)| Arc::clone(r))
         };
         if let Some(read) = covering(&reads) {
+            // Matched outside the lock: a thousand streams match one read side by side.
+            drop(reads);
             return read.batch_for(sub, at).map(Ok);
         }
         // Behind every read kept: drain on its own, rather than read old rows for everyone.

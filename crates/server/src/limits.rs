@@ -12,7 +12,10 @@ pub struct ServerLimits {
     /// Open `events/stream`s one HTTP bearer token may hold (each stream is its own POST, so
     /// the token is the only thing that ties them to one client).
     pub streams_per_token: usize,
-    /// Open `events/stream`s across the whole process, socket and HTTP together.
+    /// Open `events/stream`s across the whole process, socket and HTTP together. Set from
+    /// measurement (docs/decisions/fanout.md): with shared reads a commit costs one read
+    /// however many streams listen, and 1,000 streams cost a few MB and no thread each, so
+    /// the cap is 1,024; the work per commit that remains grows with the frames written.
     pub streams_total: usize,
     /// The longest frame (one JSON-RPC line, without its newline) a client may send.
     pub max_frame_bytes: usize,
@@ -94,7 +97,10 @@ mod tests {
     fn defaults_match_the_design() {
         let l = ServerLimits::default();
         assert_eq!(l.streams_per_connection, 10);
-        assert_eq!(l.streams_total, 256);
+        assert_eq!(l.streams_total, 1024);
+        assert_eq!(l.write_deadline, Duration::from_secs(30));
+        assert!(l.write_deadline > l.heartbeat);
+        assert!(l.shared_reads);
         assert_eq!(l.streams_per_token, 32);
         assert_eq!(l.max_frame_bytes, 1_048_576);
         assert_eq!(l.max_http_body_bytes, 1_048_576);
