@@ -2,7 +2,8 @@
 //! until the client cancels (over HTTP: drops the response), the connection goes, the daemon
 //! shuts down, or settings or a token rotation end the subscription (`terminated`).
 //!
-//! The loop: each [`Step`] reads `engine.next(sub, cursor, 100)` on the blocking pool and writes
+//! The loop: each [`Step`] reads the next batch (from the fan-out's shared read once the stream
+//! is at the head, else `engine.next(sub, cursor, 100)` on the blocking pool) and writes
 //! the events, moving the cursor only past events written (one that cannot be encoded holds
 //! the stream before it); with `has_more` it goes again at once, else it waits on the hub's
 //! wake for this store, the heartbeat timer, a settings change, or cancellation, until an
