@@ -5,6 +5,7 @@
 //! - [`request`]: `events/poll` / `events/stream` parameters and the checked [`Subscription`].
 //! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
 //! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
+//! - [`shared`]: one unfiltered read per change, matched in memory per subscription (fan-out).
 //! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
 //!   events.
 //! - `stores` (private): the Envelope Index and chat.db readers, read-only, with their skip
@@ -44,6 +45,7 @@ pub mod filter;
 pub mod poll;
 pub mod request;
 pub mod settings;
+pub mod shared;
 mod stores;
 pub mod text;
 
@@ -56,4 +58,5 @@ pub use settings::{HttpSettings, Settings};
 pub use stores::profile::{
     SchemaProfile, TableProfile, profile as store_profile, round_two_digits,
 };
+pub use shared::Shared;
 pub use stores::{Stamp, StorePaths};

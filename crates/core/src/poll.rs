@@ -491,3 +491,43 @@ fn next_on<S: Source>(
         truncated: false,
     })
 }
+
+/// The shared read's hook (`crate::shared`): [`Engine::next`] with no filter (the skip rules
+/// and the backfill guard only), then each event's facts from the same warm store under the
+/// same locks.
+impl Engine {
+    pub(crate) fn next_unfiltered(
+        &self,
+        ty: EventType,
+        after: Cursor,
+        max_events: u32,
+    ) -> Result<(Batch, crate::shared::Facts), StoreError> {
+        let step = Step {
+            name: ty.name(),
+            max_events: max_events.max(1) as usize,
+            scan_rows: self.limits.scan_rows.max(1),
+            now: self.clock.now(),
+        };
+        let mut backfill = self.backfill_of(ty);
+        let result = match ty {
+            EventType::MailReceived => {
+                let mut store = lock(&self.mail);
+                let none = crate::filter::MailFilter::default();
+                next_on(&mut *store, &none, after, &step, &mut backfill).and_then(|batch| {
+                    let facts = crate::shared::mail_facts(&mut store, &batch)?;
+                    Ok((batch, facts))
+                })
+            }
+            EventType::MessagesReceived => {
+                let mut store = lock(&self.messages);
+                let none = crate::filter::MessagesFilter::default();
+                next_on(&mut *store, &none, after, &step, &mut backfill).and_then(|batch| {
+                    let facts = crate::shared::messages_facts(&mut store, &batch)?;
+                    Ok((batch, facts))
+                })
+            }
+        };
+        *lock(self.scan_error_slot(ty)) = result.as_ref().err().map(ToString::to_string);
+        result
+    }
+}

@@ -23,6 +23,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::clients::{Activity, Clients, ConnectionState};
+use crate::fanout::Fanout;
 use crate::home::{home_relative, without_home};
 use crate::hub::Hub;
 use crate::limits::ServerLimits;
@@ -93,6 +94,8 @@ pub struct Daemon {
 
 struct Inner {
     engine: Arc<Engine>,
+    /// One read per change for the streams at the head of a store.
+    fanout: Arc<Fanout>,
     hub: Hub,
     settings_path: PathBuf,
     /// The settings in force (the file's, with every type off while paused); streams and
@@ -170,6 +173,7 @@ impl Daemon {
         let clients = Clients::new(config.limits.clone(), board.clone());
         let daemon = Daemon {
             inner: Arc::new(Inner {
+                fanout: Arc::new(Fanout::new(engine.clone())),
                 engine,
                 hub,
                 settings_path: config.settings_path,
@@ -465,6 +469,10 @@ impl Daemon {
 
     pub(crate) fn engine(&self) -> &Arc<Engine> {
         &self.inner.engine
+    }
+
+    pub(crate) fn fanout(&self) -> &Arc<Fanout> {
+        &self.inner.fanout
     }
 
     pub(crate) fn hub(&self) -> &Hub {

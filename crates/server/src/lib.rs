@@ -28,6 +28,8 @@
 //!   them through a `tidings_platform::Notifier`.
 //! - [`clients`]: connections and HTTP tokens, stream slots and caps, subscriptions,
 //!   delivery counts, the activity log.
+//! - `fanout`: one shared read per change for the streams at a store's head, the bound on
+//!   stream reader threads.
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
 //! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers.
 //! - [`listen_alias`]: the one `subscriptions/listen` rewrite both transports use.
@@ -41,6 +43,7 @@ pub mod daemon;
 pub mod demo;
 pub mod engine;
 pub mod events;
+mod fanout;
 pub mod frames;
 mod home;
 pub mod http;

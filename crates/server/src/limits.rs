@@ -12,7 +12,10 @@ pub struct ServerLimits {
     /// Open `events/stream`s one HTTP bearer token may hold (each stream is its own POST, so
     /// the token is the only thing that ties them to one client).
     pub streams_per_token: usize,
-    /// Open `events/stream`s across the whole process, socket and HTTP together.
+    /// Open `events/stream`s across the whole process, socket and HTTP together. Set from
+    /// measurement (docs/decisions/fanout.md): with shared reads a commit costs one read
+    /// however many streams listen, and 1,000 streams cost a few MB and no thread each, so
+    /// the cap is 1,024; the work per commit that remains grows with the frames written.
     pub streams_total: usize,
     /// The longest frame (one JSON-RPC line, without its newline) a client may send.
     pub max_frame_bytes: usize,
@@ -45,10 +48,20 @@ pub struct ServerLimits {
     /// How often the hub re-checks a store while a stream waits on it, to cover a commit that
     /// becomes visible after the hub stopped following its file event (docs/architecture.md).
     pub live_check: Duration,
+    /// How long one frame of a stream may wait to be written (the client reads nothing, so
+    /// the connection's queue stays full) before the stream ends with one log line and frees
+    /// its slot. Longer than a heartbeat period, so a client that is merely slow keeps up.
+    pub write_deadline: Duration,
+    /// Streams at the head of a store share one read per change (`fanout`); off, each stream
+    /// reads on its own, as before shared reads (the fan-out bench's baseline).
+    pub shared_reads: bool,
     /// The period of `notifications/progress` while `tidings_wait` blocks, for a request
     /// that carried a progress token (hosts reset their idle timers on it).
     pub tool_progress: Duration,
 }
+
+/// The default [`ServerLimits::write_deadline`]: 30 s.
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(30);
 
 /// 1 MiB, the frame limit design.md fixes.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 1024 * 1024;
@@ -58,7 +71,7 @@ impl Default for ServerLimits {
         ServerLimits {
             streams_per_connection: 10,
             streams_per_token: 32,
-            streams_total: 256,
+            streams_total: 1024,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_http_body_bytes: DEFAULT_MAX_FRAME_BYTES,
             max_http_connections: 64,
@@ -70,6 +83,8 @@ impl Default for ServerLimits {
             safety_tick: Duration::from_secs(30),
             live_check: Duration::from_secs(10),
             tool_progress: Duration::from_secs(30),
+            write_deadline: WRITE_DEADLINE,
+            shared_reads: true,
         }
     }
 }
@@ -82,7 +97,10 @@ mod tests {
     fn defaults_match_the_design() {
         let l = ServerLimits::default();
         assert_eq!(l.streams_per_connection, 10);
-        assert_eq!(l.streams_total, 256);
+        assert_eq!(l.streams_total, 1024);
+        assert_eq!(l.write_deadline, Duration::from_secs(30));
+        assert!(l.write_deadline > l.heartbeat);
+        assert!(l.shared_reads);
         assert_eq!(l.streams_per_token, 32);
         assert_eq!(l.max_frame_bytes, 1_048_576);
         assert_eq!(l.max_http_body_bytes, 1_048_576);

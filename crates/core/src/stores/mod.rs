@@ -21,7 +21,7 @@ mod open;
 pub(crate) mod profile;
 #[cfg(test)]
 mod plans;
-mod read;
+pub(crate) mod read;
 mod sql;
 
 use std::path::{Path, PathBuf};

@@ -23,5 +23,7 @@ mod schema;
 mod store_errors;
 // Over the fixture variety, exactly the deliverable rows become events.
 mod variety;
+// A shared read matched in memory answers what each subscription reads on its own.
+mod shared;
 // The newest rows in the `-wal` are seen by a read-only reader.
 mod wal;

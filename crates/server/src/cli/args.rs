@@ -288,6 +288,7 @@ Examples:
 
 /// `tidings serve`.
 #[derive(Debug, Args)]
+#[allow(clippy::struct_excessive_bools)] // command-line switches, each its own flag
 pub struct ServeArgs {
     /// The socket to serve on [default: `TIDINGS_SOCKET`, else the platform default; with
     /// --demo, <data-dir>/tidings.sock].
@@ -327,6 +328,15 @@ pub struct ServeArgs {
     /// Heartbeat period of push streams in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]
     pub heartbeat_ms: Option<u64>,
+
+    /// How long a stream's frame may wait to be written before the stream ends, in
+    /// milliseconds (tests only).
+    #[arg(long, value_name = "N", hide = true)]
+    pub write_deadline_ms: Option<u64>,
+
+    /// Every stream reads on its own instead of sharing one read per change (benchmarks only).
+    #[arg(long, hide = true)]
+    pub no_shared_reads: bool,
 
     /// Period of the hub's store check while a stream is live, in milliseconds (tests only).
     #[arg(long, value_name = "N", hide = true)]

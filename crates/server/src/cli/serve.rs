@@ -27,6 +27,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(ms) = args.heartbeat_ms {
         limits.heartbeat = Duration::from_millis(ms.max(1));
     }
+    if let Some(ms) = args.write_deadline_ms {
+        limits.write_deadline = Duration::from_millis(ms.max(1));
+    }
+    limits.shared_reads = !args.no_shared_reads;
     if let Some(ms) = args.live_check_ms {
         limits.live_check = Duration::from_millis(ms.max(1));
     }

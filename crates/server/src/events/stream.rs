@@ -2,7 +2,8 @@
 //! until the client cancels (over HTTP: drops the response), the connection goes, the daemon
 //! shuts down, or settings or a token rotation end the subscription (`terminated`).
 //!
-//! The loop: each [`Step`] reads `engine.next(sub, cursor, 100)` on the blocking pool and writes
+//! The loop: each [`Step`] reads the next batch (from the fan-out's shared read once the stream
+//! is at the head, else `engine.next(sub, cursor, 100)` on the blocking pool) and writes
 //! the events, moving the cursor only past events written (one that cannot be encoded holds
 //! the stream before it); with `has_more` it goes again at once, else it waits on the hub's
 //! wake for this store, the heartbeat timer, a settings change, or cancellation, until an
@@ -15,6 +16,7 @@
 //! store is back (see [`Stream::resolve`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::ErrorData;
 use rmcp::model::{CustomResult, RequestId};
@@ -24,6 +26,7 @@ use tidings_core::{
     Cursor, Engine, EventType, Occurrence, RequestError, Settings, Start, StoreError, Subscription,
     SubscriptionParams,
 };
+use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
@@ -34,6 +37,7 @@ use super::errors::{
 use super::wire::{blocking, final_result, notify};
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
 use crate::daemon::Daemon;
+use crate::fanout::{Fanout, read_permit};
 use crate::hub::LATENCY;
 use crate::state::Mode;
 
@@ -49,20 +53,28 @@ const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
 const ENCODE_FAILED: &str = "encode_failed";
 
 /// Send one notification on the stream `id` unless it was cancelled; `End::Closed` when the
-/// stream must end (cancelled, or the connection is gone).
+/// stream must end (cancelled, the connection is gone, or the frame could not be written
+/// within `deadline`: the client reads nothing, and its slot goes to someone who does).
 async fn send_on(
     peer: &rmcp::Peer<RoleServer>,
     id: &RequestId,
     cancelled: &CancellationToken,
+    deadline: Duration,
     method: &str,
     params: Value,
 ) -> Result<(), End> {
     if cancelled.is_cancelled() {
         return Err(End::Closed);
     }
-    notify(peer, id, method, params)
-        .await
-        .map_err(|_| End::Closed)
+    if let Ok(sent) = tokio::time::timeout(deadline, notify(peer, id, method, params)).await {
+        sent.map_err(|_| End::Closed)
+    } else {
+        tracing::warn!(
+            deadline_s = deadline.as_secs(),
+            "stream ended: its client has read nothing for the write deadline"
+        );
+        Err(End::Closed)
+    }
 }
 
 /// The recoverable error for an event of `ty` that could not be encoded: the stream stays
@@ -102,6 +114,11 @@ pub async fn stream(
         Mode::Push
     };
     let mut s = Stream {
+        fanout: Arc::clone(daemon.fanout()),
+        wake: wake.clone(),
+        at_head: false,
+        shared: daemon.limits().shared_reads,
+        deadline: daemon.limits().write_deadline,
         peer: ctx.peer.clone(),
         id: ctx.id.clone(),
         cancelled: ctx.ct.clone(),
@@ -249,6 +266,7 @@ where
     T: Send + 'static,
     E: Send + 'static,
 {
+    let _permit = read_permit().await;
     match blocking(f).await {
         Ok(Ok(value)) => Read::Done(value),
         Ok(Err(error)) => Read::Failed(error),
@@ -324,6 +342,17 @@ fn cursor_after(events: &[Occurrence], batch_cursor: Cursor, written: &Written) 
 }
 
 struct Stream {
+    /// The shared reads this stream takes its batches from once it is at the head.
+    fanout: Arc<Fanout>,
+    /// The hub's generation of the store, sampled when a shared read begins.
+    wake: watch::Receiver<u64>,
+    /// The last own read found nothing more: take batches from the shared reads. Cleared
+    /// when the shared reads no longer cover the cursor (this stream fell behind).
+    at_head: bool,
+    /// Whether shared reads are on ([`crate::limits::ServerLimits::shared_reads`]).
+    shared: bool,
+    /// How long one frame may wait to be written ([`crate::limits::ServerLimits::write_deadline`]).
+    deadline: Duration,
     peer: rmcp::Peer<RoleServer>,
     id: RequestId,
     cancelled: CancellationToken,
@@ -348,7 +377,15 @@ impl Stream {
     /// Send one notification unless the request was cancelled; `End::Closed` when the stream
     /// must end (cancelled, or the connection is gone).
     async fn send(&self, method: &str, params: Value) -> Result<(), End> {
-        send_on(&self.peer, &self.id, &self.cancelled, method, params).await
+        send_on(
+            &self.peer,
+            &self.id,
+            &self.cancelled,
+            self.deadline,
+            method,
+            params,
+        )
+        .await
     }
 
     /// Send `terminated` with `error` (the connection may already be gone); the stream ends.
@@ -460,8 +497,7 @@ impl Stream {
         let Some(after) = self.cursor else {
             return Step::Wait;
         };
-        let (engine, sub) = (self.engine.clone(), self.sub.clone());
-        let batch = match read(move || engine.next(&sub, after, BATCH)).await {
+        let batch = match self.read_next(after).await {
             Read::Done(batch) => batch,
             Read::Failed(e) => {
                 return match self.report_store(&e).await {
@@ -486,11 +522,21 @@ impl Stream {
                 Err(end) => Step::Ended(end),
             };
         }
-        let (peer, id, cancelled) = (&self.peer, &self.id, &self.cancelled);
+        let (peer, id, cancelled, deadline) =
+            (&self.peer, &self.id, &self.cancelled, self.deadline);
         let written = write_events(
             &batch.events,
             |e| serde_json::to_value(e),
-            |params| send_on(peer, id, cancelled, "notifications/events/event", params),
+            |params| {
+                send_on(
+                    peer,
+                    id,
+                    cancelled,
+                    deadline,
+                    "notifications/events/event",
+                    params,
+                )
+            },
         )
         .await;
         // Counted for the app's model only as far as they went out.
@@ -503,6 +549,8 @@ impl Stream {
         }
         match written {
             Written::All => {
+                // Caught up: from now on the shared reads serve this stream.
+                self.at_head |= self.shared && !batch.has_more;
                 if rows > 0 {
                     tracing::debug!(target: LATENCY, event_type = %ty, generation = self.generation, frames = rows, "latency: frames written");
                 }
@@ -522,6 +570,25 @@ impl Stream {
                 }
             }
         }
+    }
+
+    /// The next batch after `after`: from the shared reads while at the head, else (and when
+    /// they no longer cover the cursor) from an own read, which the stream drains with until
+    /// it is back at the head.
+    async fn read_next(&mut self, after: Cursor) -> Read<tidings_core::Batch, StoreError> {
+        if self.at_head {
+            match self
+                .fanout
+                .next(&self.sub, after, self.generation, &self.wake)
+                .await
+            {
+                Some(Ok(batch)) => return Read::Done(batch),
+                Some(Err(e)) => return Read::Failed(e),
+                None => self.at_head = false,
+            }
+        }
+        let (engine, sub) = (self.engine.clone(), self.sub.clone());
+        read(move || engine.next(&sub, after, BATCH)).await
     }
 
     /// Rebuild the subscription from its original parameters under new settings. Err is the

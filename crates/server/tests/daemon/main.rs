@@ -27,6 +27,8 @@ mod cli_exit_codes;
 mod documented_commands;
 // The embedding API as the menu-bar app drives it: start, watch, settings, revoke, stop.
 mod embedding;
+// Fan-out: many filtered streams, a slow reader, a settings change, the write deadline.
+mod fanout;
 // A first run of the real daemon writes commented settings and says all is off.
 mod first_run;
 // `tidings install` / `uninstall`: dry runs for both platforms, a real run in a temporary home.

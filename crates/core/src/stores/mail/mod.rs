@@ -18,7 +18,7 @@ use super::{Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::error::StoreError;
 use crate::filter::{MailFilter, MailboxRef};
 
-use mailboxes::MailboxLookup;
+pub(crate) use mailboxes::MailboxLookup;
 pub(crate) use mailboxes::account_names;
 use schema::MailCaps;
 
@@ -116,6 +116,19 @@ const SEEK: SeekSql = SeekSql {
 
 /// Without Apple's date index (another schema era) the planner decides.
 const SEEK_UNINDEXED: &str = "SELECT min(ROWID) FROM messages WHERE date_received >= ?1";
+
+impl MailStore {
+    /// The shared read's hook (`crate::shared`): `f` on the warm connection with whether the
+    /// `labels` table exists and the mailbox lookup as the last scan refreshed it.
+    pub(crate) fn with_reader<R>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection, bool, &MailboxLookup) -> rusqlite::Result<R>,
+    ) -> Result<(R, crate::cursor::FileIdentity), StoreError> {
+        let (conn, identity, caps) = self.handle.current()?;
+        let result = f(conn, caps.labels, &self.lookup);
+        Ok((result.map_err(|e| self.handle.fail(e))?, identity))
+    }
+}
 
 impl Source for MailStore {
     type Filter = MailFilter;

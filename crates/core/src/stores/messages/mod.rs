@@ -94,6 +94,18 @@ const SEEK: SeekSql = SeekSql {
 /// Without Apple's date index the planner decides.
 const SEEK_UNINDEXED: &str = "SELECT min(ROWID) FROM message WHERE date >= ?1";
 
+impl MessagesStore {
+    /// The shared read's hook (`crate::shared`): `f` on the warm connection.
+    pub(crate) fn with_reader<R>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<R>,
+    ) -> Result<(R, crate::cursor::FileIdentity), StoreError> {
+        let (conn, identity, _) = self.handle.current()?;
+        let result = f(conn);
+        Ok((result.map_err(|e| self.handle.fail(e))?, identity))
+    }
+}
+
 impl Source for MessagesStore {
     type Filter = MessagesFilter;
 

@@ -1,0 +1,113 @@
+//! Fan-out: one read per change for every stream at the head of a store (decisions/fanout.md).
+//!
+//! A stream that has caught up asks [`Fanout::next`] instead of reading on its own. The first
+//! stream to ask after a change reads the store's new rows once, unfiltered
+//! ([`Engine::read_shared`], on the blocking pool); the others wait for that read (one async
+//! lock per store, so reads do not pile up) and take their own events from it in memory
+//! ([`Shared::batch_for`]). The last [`KEPT_READS`] reads are kept, so a stream a few reads
+//! behind (a slow writer) still takes from memory; one further behind gets `None` and drains
+//! on its own with `Engine::next` until it is back at the head. Each stream still writes its
+//! own frames on its own task, so a slow connection holds back only itself.
+//!
+//! Core calls of streams go through [`read_permit`]: at most [`READERS`] blocking threads read
+//! for streams at once, whatever the number of streams (each store has one lock anyway).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use tidings_core::{Batch, Cursor, Engine, EventType, Shared, StoreError, Subscription};
+use tokio::sync::{Mutex, Semaphore, SemaphorePermit, watch};
+
+/// Reads kept per store for streams a little behind.
+pub const KEPT_READS: usize = 16;
+
+/// Blocking threads reading for streams at once (shared reads and catch-up drains together).
+pub const READERS: usize = 4;
+
+static READ_PERMITS: Semaphore = Semaphore::const_new(READERS);
+
+/// A place among the [`READERS`]: hold it across one core call of a stream.
+pub async fn read_permit() -> SemaphorePermit<'static> {
+    READ_PERMITS
+        .acquire()
+        .await
+        .expect("the read semaphore is never closed")
+}
+
+/// The shared reads of both stores.
+pub struct Fanout {
+    engine: Arc<Engine>,
+    stores: [Mutex<Reads>; EventType::COUNT],
+}
+
+/// One store's recent reads, newest last, each with the hub generation it began at.
+#[derive(Default)]
+struct Reads {
+    kept: VecDeque<(u64, Arc<Shared>)>,
+}
+
+impl Fanout {
+    /// Shared reads over `engine`'s stores.
+    pub fn new(engine: Arc<Engine>) -> Fanout {
+        Fanout {
+            engine,
+            stores: Default::default(),
+        }
+    }
+
+    /// The next batch for `sub` after `at`, from a read that began at or after the hub's
+    /// generation `seen` (so it sees the change the stream woke for). `wake` is the stream's
+    /// own receiver, sampled for the generation a new read begins at.
+    ///
+    /// `None`: `at` is behind every read kept, or the read could not run (a panic in core,
+    /// logged); the stream reads on its own. `Some(Err)`: the store failed.
+    pub async fn next(
+        &self,
+        sub: &Subscription,
+        at: Cursor,
+        seen: u64,
+        wake: &watch::Receiver<u64>,
+    ) -> Option<Result<Batch, StoreError>> {
+        let ty = sub.event_type();
+        let mut reads = self.stores[ty.index()].lock().await;
+        let covering = |reads: &Reads| {
+            reads
+                .kept
+                .iter()
+                .rev()
+                .find(|(generation, r)| *generation >= seen && r.covers(at))
+                .map(|(_, r)| Arc::clone(r))
+        };
+        if let Some(read) = covering(&reads) {
+            // Matched outside the lock: a thousand streams match one read side by side.
+            drop(reads);
+            return read.batch_for(sub, at).map(Ok);
+        }
+        // Behind every read kept: drain on its own, rather than read old rows for everyone.
+        let behind = reads.kept.front().is_some_and(|(_, oldest)| {
+            oldest.cursor().is_in(at.identity) && at.rowid < oldest.after().rowid
+        });
+        if behind {
+            return None;
+        }
+        let generation = *wake.borrow();
+        let engine = Arc::clone(&self.engine);
+        let permit = read_permit().await;
+        let read = tokio::task::spawn_blocking(move || engine.read_shared(ty, at)).await;
+        drop(permit);
+        let read = match read {
+            Ok(Ok(read)) => Arc::new(read),
+            Ok(Err(e)) => return Some(Err(e)),
+            Err(e) => {
+                tracing::warn!(error = %e, "shared read failed");
+                return None;
+            }
+        };
+        if reads.kept.len() == KEPT_READS {
+            reads.kept.pop_front();
+        }
+        reads.kept.push_back((generation, Arc::clone(&read)));
+        drop(reads);
+        read.batch_for(sub, at).map(Ok)
+    }
+}
