@@ -122,15 +122,16 @@ pub fn catchup(ctx: &crate::Ctx) -> Result<Section> {
         ],
         vec!["slowest call".into(), ms(slowest)],
     ];
+    let label = format!("catch-up, {} rows", count(examined));
     section.summary.push(Sum::new(
-        "catch-up 1M rows: rows examined per second",
+        format!("{label}: rows examined per second"),
         format!("{:.2} M/s", drain_rate / 1e6),
         format!("bare SELECT: {:.2} M/s", bare_rate / 1e6),
         ratio(drain_rate, bare_rate),
         "at least 0.5",
     ));
     section.summary.push(Sum::new(
-        "catch-up 1M rows: slowest call",
+        format!("{label}: slowest call"),
         ms(slowest),
         format!("whole drain: {}", ms(drain)),
         ratio_d(slowest, drain),
@@ -140,7 +141,7 @@ pub fn catchup(ctx: &crate::Ctx) -> Result<Section> {
 }
 
 pub fn maxage(ctx: &crate::Ctx) -> Result<Section> {
-    let (daemon, _, start) = start(ctx, "maxage")?;
+    let (daemon, messages, start) = start(ctx, "maxage")?;
     let rounds = env_or("TIDINGS_BENCH_MAXAGE_ROUNDS", 20);
     let mut conn = daemon.connect()?;
     let hour = 3_600_000;
@@ -165,7 +166,7 @@ pub fn maxage(ctx: &crate::Ctx) -> Result<Section> {
         "maxage",
         "`maxAgeMs` with and without a cursor",
         vec![
-            "poll (`maxAgeMs` 1 h, 1,000,000 rows, none that young)",
+            "`events/poll`, `maxAgeMs` 1 h",
             "p50",
             "max",
             "p50 / `cursor: null` p50",
@@ -186,7 +187,9 @@ pub fn maxage(ctx: &crate::Ctx) -> Result<Section> {
         ],
     ];
     section.notes.push(format!(
-        "{rounds} polls each, over the socket (a round trip included)."
+        "{rounds} polls each on {} messages, none of them that young, over the socket (a \
+         round trip included).",
+        count(messages)
     ));
     section.summary.push(Sum::new(
         "`maxAgeMs` 1 h with a cursor at the start: p50",

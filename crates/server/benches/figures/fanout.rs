@@ -104,8 +104,10 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
         }
         section.summary.push(Sum::new(
             format!(
-                "fan-out {} streams ({} open, {} refused): p99 to last frame",
-                r.asked, r.opened, r.refused
+                "fan-out {} ({} open, {} refused): p99 to last frame",
+                streams(r.asked),
+                r.opened,
+                r.refused
             ),
             ms(r.last.p99),
             base.map_or("-".to_owned(), |b| format!("1 stream: {}", ms(b.p99))),
@@ -122,8 +124,8 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
             .map(|r| r.cpu_per_commit);
         section.summary.push(Sum::new(
             format!(
-                "fan-out {} streams: daemon CPU per commit; threads after",
-                r.asked
+                "fan-out {}: daemon CPU per commit; threads after",
+                streams(r.asked)
             ),
             format!("{}; {} threads", ms_f(r.cpu_per_commit), r.threads),
             base_cpu.map_or("-".to_owned(), |b| format!("1 stream: {}", ms_f(b))),
@@ -233,4 +235,13 @@ fn one_size(daemon: &Daemon, n: usize, commits: u64, limits: &ServerLimits) -> R
         threads,
         rss,
     })
+}
+
+/// "1 stream", "10 streams".
+fn streams(n: usize) -> String {
+    if n == 1 {
+        "1 stream".to_owned()
+    } else {
+        format!("{} streams", crate::stats::count(n as u64))
+    }
 }

@@ -90,9 +90,14 @@ fn main() {
         std::process::exit(1);
     }
     let stamp = format!(
-        "Measured {} on {}, release build.",
+        "Measured {} on {}, {} build.",
         report::now(),
-        report::machine()
+        report::machine(),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
     );
     println!("{stamp}");
     let mut sections = Vec::new();

@@ -81,8 +81,10 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
         ]);
         section.summary.push(Sum::new(
             format!(
-                "{} rows/s, {} streams: lag p99 / max; lost, repeated",
-                rate, r.streams
+                "{} rows/s, {} stream{}: lag p99 / max; lost, repeated",
+                crate::stats::count(rate),
+                r.streams,
+                if r.streams == 1 { "" } else { "s" }
             ),
             format!(
                 "{} / {}; {}, {}",

@@ -194,16 +194,3 @@ pub fn connect_by(socket: &Path, deadline: Instant) -> Result<UnixStream> {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn field_reads_a_string_value() {
-        let line = r#"{"params":{"eventId":"<a@b>","_meta":{"io.modelcontextprotocol/subscriptionId":"s1"}}}"#;
-        assert_eq!(super::field(line, "eventId"), Some("<a@b>"));
-        assert_eq!(
-            super::field(line, "io.modelcontextprotocol/subscriptionId"),
-            Some("s1")
-        );
-    }
-}
