@@ -31,8 +31,9 @@ done
 
 status=0
 if [ ${#wanted_figures[@]} -gt 0 ]; then
-  # The app part needs the release app, which needs the display stack to build and to run.
-  if [[ " ${wanted_figures[*]} " == *" app "* ]]; then
+  # The app part needs the release app, which needs the display stack to build and to run
+  # (TIDINGS_BENCH_APP_BIN=PATH runs that build of the app instead, and builds nothing).
+  if [[ " ${wanted_figures[*]} " == *" app "* ]] && [ -z "${TIDINGS_BENCH_APP_BIN:-}" ]; then
     if command -v Xvfb >/dev/null && command -v dbus-daemon >/dev/null \
       && pkg-config --exists webkit2gtk-4.1 2>/dev/null; then
       echo "== building the release app (tidings-app)" >&2

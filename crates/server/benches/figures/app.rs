@@ -43,8 +43,12 @@ fn which(tool: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The release app beside the release daemon, or `TIDINGS_BENCH_APP_BIN`.
 fn app_bin() -> PathBuf {
-    tidings_bin().with_file_name("tidings-app")
+    std::env::var_os("TIDINGS_BENCH_APP_BIN").map_or_else(
+        || tidings_bin().with_file_name("tidings-app"),
+        PathBuf::from,
+    )
 }
 
 /// Children killed (by their own pid) when dropped.
@@ -184,6 +188,12 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
             tree_after.len().to_string(),
         ],
     ];
+    if std::env::var_os("TIDINGS_BENCH_APP_BIN").is_some() {
+        section.notes.push(format!(
+            "The app binary: {} (`TIDINGS_BENCH_APP_BIN`).",
+            app_bin().display()
+        ));
+    }
     section.notes.push(format!(
         "Over {secs} s, after 10 s to settle, under Xvfb and a private D-Bus session{}; no \
          stream. Both on demo stores, side by side.",
