@@ -29,8 +29,9 @@ check:
 build:
 	cargo build -p tidings-server -p tidings-shim
 
+# Benchmarks (release); PART=fanout (or push,sustained,...) runs some: scripts/bench.sh.
 bench:
-	scripts/bench.sh
+	PART="$(PART)" scripts/bench.sh
 
 # Each fuzz target for FUZZ_SECONDS (default 60) from the kept seeds; nightly only, not in CI.
 fuzz:

@@ -1,0 +1,202 @@
+//! Catch-up and `maxAgeMs` on the cached 1,000,000-message store, through the daemon.
+//!
+//! Catch-up: `events/poll` from a cursor at ROWID 0 with a 1% domain filter, following
+//! `hasMore`, against a bare `SELECT` stepping every row of `messages` on a plain read-only
+//! connection (the least a reader can do to look at each row). `maxAgeMs` (1 h; every bulk row
+//! is older): a poll with `cursor: null`, then with a cursor at the start.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::daemon::Daemon;
+use crate::report::{Section, Sum};
+use crate::stats::{count, dist, env_or, ms, ratio, ratio_d};
+use crate::store::{self, BULK_DOMAIN};
+use crate::wire::Conn;
+use crate::writer::Store;
+
+/// A daemon on the cached store, and its cursor at ROWID 0.
+fn start(ctx: &crate::Ctx, part: &str) -> Result<(Daemon, u64, String)> {
+    let (home, messages) = store::million()?;
+    let mut daemon = Daemon::spawn(&home, &ctx.log(part), Vec::new())?;
+    daemon.wait_ready()?;
+    let mut conn = daemon.connect()?;
+    let head = poll(&mut conn, "head", &Value::Null, None)?;
+    let cursor = head["cursor"].as_str().context("a cursor")?.to_owned();
+    // `v2.<identity>.<rowid>`: the same store, at its start.
+    let (identity, _) = cursor.rsplit_once('.').context("cursor format")?;
+    Ok((daemon, messages, format!("{identity}.0")))
+}
+
+fn poll(conn: &mut Conn, id: &str, cursor: &Value, max_age_ms: Option<u64>) -> Result<Value> {
+    let mut params = json!({"name": "mail.received", "arguments": {"domains": [BULK_DOMAIN]},
+        "cursor": cursor, "maxEvents": 1000});
+    if let Some(age) = max_age_ms {
+        params["maxAgeMs"] = json!(age);
+    }
+    let v = conn.call(id, "events/poll", params)?;
+    if let Some(e) = v.get("error") {
+        bail!("events/poll failed: {e}");
+    }
+    Ok(v["result"].clone())
+}
+
+pub fn catchup(ctx: &crate::Ctx) -> Result<Section> {
+    let (daemon, messages, start) = start(ctx, "catchup")?;
+    // Baseline, twice (the first warms the page cache for both): every row, stepped.
+    let bare = Store::Mail.reader(&daemon.home)?;
+    let mut best = Duration::MAX;
+    let mut rows = 0u64;
+    for _ in 0..2 {
+        let started = Instant::now();
+        let mut stmt = bare.prepare(
+            "SELECT ROWID, sender, subject, date_received, mailbox, deleted FROM messages ORDER BY ROWID",
+        )?;
+        let mut it = stmt.query([])?;
+        rows = 0;
+        let mut sum = 0i64;
+        while let Some(r) = it.next()? {
+            sum = sum.wrapping_add(r.get::<_, i64>(0)? ^ r.get::<_, Option<i64>>(1)?.unwrap_or(0));
+            rows += 1;
+        }
+        std::hint::black_box(sum);
+        best = best.min(started.elapsed());
+    }
+    let examined: i64 =
+        bare.query_row("SELECT coalesce(max(ROWID), 0) FROM messages", [], |r| {
+            r.get(0)
+        })?;
+    let examined = u64::try_from(examined)?;
+
+    let mut conn = daemon.connect()?;
+    let mut cursor = json!(start);
+    let (mut calls, mut events) = (0u64, 0u64);
+    let mut slowest = Duration::ZERO;
+    let started = Instant::now();
+    loop {
+        let t = Instant::now();
+        let r = poll(&mut conn, &format!("c{calls}"), &cursor, None)?;
+        slowest = slowest.max(t.elapsed());
+        calls += 1;
+        events += r["events"].as_array().map_or(0, |e| e.len() as u64);
+        cursor = r["cursor"].clone();
+        if r["hasMore"] != json!(true) {
+            break;
+        }
+    }
+    let drain = started.elapsed();
+    let bare_rate = rows as f64 / best.as_secs_f64();
+    let drain_rate = examined as f64 / drain.as_secs_f64();
+    let mut section = Section::new(
+        "catchup",
+        "Catch-up on 1,000,000 rows, against a bare SELECT",
+        vec!["figure", "value"],
+    );
+    section.rows = vec![
+        vec![
+            "store".into(),
+            format!("{} messages, 1% from {BULK_DOMAIN}", count(messages)),
+        ],
+        vec![
+            "baseline: bare `SELECT` of every row".into(),
+            format!(
+                "{} rows in {} ({:.2} M rows/s)",
+                count(rows),
+                ms(best),
+                bare_rate / 1e6
+            ),
+        ],
+        vec![
+            "catch-up: `events/poll` from ROWID 0, following `hasMore`".into(),
+            format!("{} events in {calls} calls, {}", count(events), ms(drain)),
+        ],
+        vec![
+            "rows examined per second".into(),
+            format!("{:.2} M/s", drain_rate / 1e6),
+        ],
+        vec![
+            "**catch-up rate / bare rate**".into(),
+            format!("**{}**", ratio(drain_rate, bare_rate)),
+        ],
+        vec!["slowest call".into(), ms(slowest)],
+    ];
+    let label = format!("catch-up, {} rows", count(examined));
+    section.summary.push(Sum::new(
+        format!("{label}: rows examined per second"),
+        format!("{:.2} M/s", drain_rate / 1e6),
+        format!("bare SELECT: {:.2} M/s", bare_rate / 1e6),
+        ratio(drain_rate, bare_rate),
+        "at least 0.5",
+    ));
+    section.summary.push(Sum::new(
+        format!("{label}: slowest call"),
+        ms(slowest),
+        format!("whole drain: {}", ms(drain)),
+        ratio_d(slowest, drain),
+        "under 50 ms",
+    ));
+    Ok(section)
+}
+
+pub fn maxage(ctx: &crate::Ctx) -> Result<Section> {
+    let (daemon, messages, start) = start(ctx, "maxage")?;
+    let rounds = env_or("TIDINGS_BENCH_MAXAGE_ROUNDS", 20);
+    let mut conn = daemon.connect()?;
+    let hour = 3_600_000;
+    let mut time = |label: &str, cursor: Value| -> Result<Vec<Duration>> {
+        let mut v = Vec::new();
+        for i in 0..rounds {
+            let t = Instant::now();
+            let r = poll(&mut conn, &format!("{label}{i}"), &cursor, Some(hour))?;
+            v.push(t.elapsed());
+            if !r["events"].as_array().is_some_and(Vec::is_empty) {
+                bail!("a `maxAgeMs` poll on the bulk store returned events");
+            }
+        }
+        Ok(v)
+    };
+    let mut null = time("n", Value::Null)?;
+    let mut at_start = time("s", json!(start))?;
+    let (Some(n), Some(s)) = (dist(&mut null), dist(&mut at_start)) else {
+        bail!("no poll was timed");
+    };
+    let mut section = Section::new(
+        "maxage",
+        "`maxAgeMs` with and without a cursor",
+        vec![
+            "`events/poll`, `maxAgeMs` 1 h",
+            "p50",
+            "max",
+            "p50 / `cursor: null` p50",
+        ],
+    );
+    section.rows = vec![
+        vec![
+            "`cursor: null` (baseline)".into(),
+            ms(n.p50),
+            ms(n.max),
+            "1×".into(),
+        ],
+        vec![
+            "cursor at the start (ROWID 0)".into(),
+            ms(s.p50),
+            ms(s.max),
+            ratio_d(s.p50, n.p50),
+        ],
+    ];
+    section.notes.push(format!(
+        "{rounds} polls each on {} messages, none of them that young, over the socket (a \
+         round trip included).",
+        count(messages)
+    ));
+    section.summary.push(Sum::new(
+        "`maxAgeMs` 1 h with a cursor at the start: p50",
+        ms(s.p50),
+        format!("`cursor: null`: {}", ms(n.p50)),
+        ratio_d(s.p50, n.p50),
+        "under 5 ms with any cursor",
+    ));
+    Ok(section)
+}
