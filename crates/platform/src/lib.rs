@@ -63,7 +63,7 @@ pub use hosts::{Format, Host, Mode};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};
-pub use processes::{Pgrep, ProcFs, Processes, default_processes};
 #[cfg(feature = "desktop-notifications")]
 pub use notifier::DesktopNotifier;
 pub use notifier::{Notifier, NotifyError, RecordingNotifier};
+pub use processes::{Pgrep, ProcFs, Processes, default_processes};

@@ -18,9 +18,9 @@ mod columns;
 pub(crate) mod mail;
 pub(crate) mod messages;
 mod open;
-pub(crate) mod profile;
 #[cfg(test)]
 mod plans;
+pub(crate) mod profile;
 pub(crate) mod read;
 mod sql;
 

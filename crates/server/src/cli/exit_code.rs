@@ -18,9 +18,9 @@ use tidings_server::socket::SocketError;
 
 use super::check::CheckError;
 use super::client::ClientError;
-use super::login::InstallError;
 use super::connect::ConnectCliError;
 use super::doctor::Unhealthy;
+use super::login::InstallError;
 use super::tail::TailError;
 use super::token::TokenError;
 use tidings_server::connect::ConnectError;
