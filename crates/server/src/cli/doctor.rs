@@ -23,6 +23,10 @@ use tidings_server::state::{
     FullDiskAccess, HttpEndpointState, SettingsFileState, State, StoreAccess,
 };
 
+use tidings_platform::{Host, Mode};
+use tidings_server::app::LoginView;
+use tidings_server::connect::{self, Verification};
+
 use super::args::DoctorArgs;
 use super::client::Client;
 use super::resolve_socket;
@@ -98,6 +102,11 @@ pub struct Findings {
     pub local_stores: Vec<Result<(), StoreError>>,
     /// Whether the HTTP endpoint the daemon serves answered a TCP connect.
     pub http_reachable: Option<Result<(), String>>,
+    /// Whether Tidings starts at login (`tidings install`, the menu's Start at Login).
+    pub login: LoginView,
+    /// Each MCP client configured for Tidings (`tidings connect`), and what running its
+    /// configured command and completing a handshake gave; or why its config is unreadable.
+    pub clients: Vec<(&'static str, Result<Verification, String>)>,
 }
 
 /// Runs `doctor`: prints the checks (and the report), Err when any failed.
@@ -180,7 +189,29 @@ async fn gather(home: &Path, settings_path: &Path, socket: &Path) -> Findings {
         settings: Settings::load(settings_path),
         local_stores,
         http_reachable,
+        login: tidings_server::app::login_view(),
+        clients: clients().await,
     }
+}
+
+/// Every host with a Tidings entry, checked the way the host would start it.
+async fn clients() -> Vec<(&'static str, Result<Verification, String>)> {
+    let mut out = Vec::new();
+    for host in Host::ALL {
+        let Some(target) = connect::Target::current(host) else {
+            continue;
+        };
+        match connect::configured(&target) {
+            Ok(None) => {}
+            Ok(Some(entry)) => {
+                let mode = Mode::of_args(&entry.args);
+                let check = connect::verify(&entry, mode, connect::verify::TIMEOUT).await;
+                out.push((host.id(), Ok(check)));
+            }
+            Err(e) => out.push((host.id(), Err(e.to_string()))),
+        }
+    }
+    out
 }
 
 /// `tidings/status` from the daemon on `socket`.
@@ -227,10 +258,49 @@ pub fn checks(f: &Findings) -> Vec<Check> {
     checks.push(access_check(f));
     checks.push(settings_check(f));
     checks.push(http_check(f));
-    // LEAD: append the "login item" check here (crates/platform/src/login, from `login`).
-    // LEAD: append one "client <name>" check per configured client, with its handshake
-    //       (from `connect`).
+    checks.push(login_check(&f.login));
+    checks.extend(client_checks(&f.clients));
     checks
+}
+
+/// Off is a choice, not a failure; waiting for approval is worth a warning.
+fn login_check(login: &LoginView) -> Check {
+    match login.state {
+        "enabled" => Check::new("login item", Outcome::Pass, login.text.clone()),
+        "requiresApproval" => Check::new("login item", Outcome::Warn, login.text.clone())
+            .fix("allow Tidings in System Settings > General > Login Items"),
+        _ => Check::new("login item", Outcome::Warn, login.text.clone())
+            .fix("run `tidings install`, or tick Start at Login in the menu"),
+    }
+}
+
+/// One check per configured client; none configured is a warning with the way to connect.
+fn client_checks(clients: &[(&'static str, Result<Verification, String>)]) -> Vec<Check> {
+    if clients.is_empty() {
+        return vec![
+            Check::new(
+                "clients",
+                Outcome::Warn,
+                "no MCP client is configured for Tidings",
+            )
+            .fix(
+                "run `tidings connect claude-code` (or cursor, vscode, codex, zed, claude-desktop)",
+            ),
+        ];
+    }
+    clients
+        .iter()
+        .map(|(id, result)| {
+            let name = format!("client {id}");
+            match result {
+                Ok(v) if v.ok => Check::new(&name, Outcome::Pass, v.message.clone()),
+                Ok(v) => Check::new(&name, Outcome::Fail, v.message.clone())
+                    .fix(format!("run `tidings connect {id}` again; it rewrites the entry and checks it")),
+                Err(e) => Check::new(&name, Outcome::Fail, e.clone())
+                    .fix("fix or remove the file named above; `tidings connect` will not touch it until then"),
+            }
+        })
+        .collect()
 }
 
 fn daemon_check(f: &Findings) -> Check {
@@ -613,7 +683,66 @@ mod tests {
             settings: Ok(Settings::default()),
             local_stores: local,
             http_reachable: None,
+            login: LoginView {
+                state: "enabled",
+                text: "Tidings starts at login.".into(),
+            },
+            clients: Vec::new(),
         }
+    }
+
+    fn named<'a>(checks: &'a [Check], name: &str) -> &'a Check {
+        checks.iter().find(|c| c.name == name).expect(name)
+    }
+
+    #[test]
+    fn a_client_whose_handshake_fails_is_a_failure_with_the_way_to_reconnect() {
+        let mut f = findings(Err("not running".into()), vec![Ok(()), Ok(())]);
+        f.clients = vec![
+            (
+                "cursor",
+                Ok(Verification {
+                    ok: true,
+                    message: "Connected ✓".into(),
+                }),
+            ),
+            (
+                "claude-code",
+                Ok(Verification {
+                    ok: false,
+                    message: "tidings-mcp exited with status 69".into(),
+                }),
+            ),
+            ("zed", Err("settings.json line 3 column 1: not JSON".into())),
+        ];
+        let checks = checks(&f);
+        assert_eq!(named(&checks, "client cursor").outcome, Outcome::Pass);
+        let failed = named(&checks, "client claude-code");
+        assert_eq!(failed.outcome, Outcome::Fail);
+        assert!(
+            failed
+                .fix
+                .as_deref()
+                .unwrap()
+                .contains("tidings connect claude-code")
+        );
+        assert_eq!(named(&checks, "client zed").outcome, Outcome::Fail);
+    }
+
+    #[test]
+    fn no_client_and_no_login_item_are_warnings_that_say_what_to_run() {
+        let mut f = findings(Err("not running".into()), vec![Ok(()), Ok(())]);
+        f.login = LoginView {
+            state: "disabled",
+            text: "Tidings does not start at login.".into(),
+        };
+        let checks = checks(&f);
+        let login = named(&checks, "login item");
+        assert_eq!(login.outcome, Outcome::Warn);
+        assert!(login.fix.as_deref().unwrap().contains("tidings install"));
+        let clients = named(&checks, "clients");
+        assert_eq!(clients.outcome, Outcome::Warn);
+        assert!(clients.fix.as_deref().unwrap().contains("tidings connect"));
     }
 
     fn denied(store: &'static str) -> Result<(), StoreError> {
