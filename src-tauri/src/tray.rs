@@ -26,14 +26,6 @@ pub struct Tray {
     login: CheckMenuItem<Wry>,
 }
 
-/// A type's name in the menu.
-fn label(ty: EventType) -> &'static str {
-    match ty {
-        EventType::MailReceived => "Mail",
-        EventType::MessagesReceived => "Messages",
-    }
-}
-
 fn type_id(ty: EventType) -> String {
     format!("type:{}", ty.name())
 }
@@ -45,7 +37,7 @@ impl Tray {
         let mut types = Vec::new();
         for ty in EventType::ALL {
             let check =
-                CheckMenuItem::with_id(app, type_id(ty), label(ty), true, false, None::<&str>)?;
+                CheckMenuItem::with_id(app, type_id(ty), ty.app_name(), true, false, None::<&str>)?;
             let id = format!("summary:{}", ty.name());
             let summary = MenuItem::with_id(app, id, "", false, None::<&str>)?;
             types.push((ty, check, summary));

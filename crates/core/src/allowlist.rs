@@ -167,10 +167,7 @@ pub fn allow_summary(settings: &EventSettings) -> String {
 }
 
 fn words(ty: EventType) -> (&'static str, &'static str) {
-    match ty {
-        EventType::MailReceived => ("Mail", "mail"),
-        EventType::MessagesReceived => ("Messages", "messages"),
-    }
+    (ty.app_name(), ty.settings_section())
 }
 
 fn phrase(pattern: &SenderPattern) -> String {

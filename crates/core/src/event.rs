@@ -37,6 +37,14 @@ impl EventType {
         }
     }
 
+    /// The Apple app its store belongs to, as people name it: "Mail", "Messages".
+    pub fn app_name(self) -> &'static str {
+        match self {
+            EventType::MailReceived => "Mail",
+            EventType::MessagesReceived => "Messages",
+        }
+    }
+
     /// Its section in `settings.toml` (`[mail]`, `[messages]`).
     pub fn settings_section(self) -> &'static str {
         match self {

@@ -640,7 +640,7 @@ fn state_notices(previous: &State, next: &State) -> Vec<Notice> {
     let newly: Vec<&'static str> = EventType::ALL
         .into_iter()
         .filter(|ty| denied(next, ty.name()) && !denied(previous, ty.name()))
-        .map(store_label)
+        .map(EventType::app_name)
         .collect();
     if !newly.is_empty() {
         notices.push(Notice::FullDiskAccessMissing {
@@ -654,14 +654,6 @@ fn state_notices(previous: &State, next: &State) -> Vec<Notice> {
         notices.push(Notice::SettingsRejected { line: *line });
     }
     notices
-}
-
-/// "Mail" or "Messages": the app a type's store belongs to.
-fn store_label(ty: EventType) -> &'static str {
-    match ty {
-        EventType::MailReceived => "Mail",
-        EventType::MessagesReceived => "Messages",
-    }
 }
 
 /// A store rebuilt (the hub saw a new file between two good reads) is a notice.
@@ -682,7 +674,7 @@ fn spawn_rebuild_notices(daemon: &Daemon) {
             };
             let Some(inner) = weak.upgrade() else { return };
             Daemon { inner }.notify(Notice::StoreRebuilt {
-                store: store_label(ty),
+                store: ty.app_name(),
             });
         }
     });

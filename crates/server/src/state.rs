@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use tidings_core::EventType;
 use tokio::sync::watch;
 
 use crate::sync::lock;
@@ -131,7 +132,11 @@ impl State {
                 {
                     return "Full Disk Access lost in the update: re-add Tidings".to_owned();
                 }
-                return say.replace("{}", app_name(&ty.name));
+                let app = match EventType::from_name(&ty.name) {
+                    Some(known) => known.app_name(),
+                    None => ty.name.as_str(),
+                };
+                return say.replace("{}", app);
             }
         }
         if let HttpEndpointState::Failed { .. } = self.http {
@@ -150,15 +155,6 @@ impl State {
             1 => "1 client listening".to_owned(),
             n => format!("{n} clients listening"),
         }
-    }
-}
-
-/// The app a type's store belongs to, as people name it.
-fn app_name(type_name: &str) -> &str {
-    match type_name {
-        "mail.received" => "Mail",
-        "messages.received" => "Messages",
-        other => other,
     }
 }
 

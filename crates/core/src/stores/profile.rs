@@ -57,9 +57,10 @@ pub fn round_two_digits(n: u64) -> u64 {
 /// Profile the store behind `ty`, read-only. A store that cannot be opened is its error
 /// (missing, permission denied, corrupt, ...); a schema we do not read is still profiled.
 pub fn profile(paths: &StorePaths, ty: EventType) -> Result<SchemaProfile, StoreError> {
-    let (label, required): (&'static str, &[Col]) = match ty {
-        EventType::MailReceived => ("Mail", mail::schema::REQUIRED),
-        EventType::MessagesReceived => ("Messages", messages::schema::REQUIRED),
+    let label = ty.app_name();
+    let required: &[Col] = match ty {
+        EventType::MailReceived => mail::schema::REQUIRED,
+        EventType::MessagesReceived => messages::schema::REQUIRED,
     };
     let path = paths.database(ty).to_owned();
     // Any schema opens: the profile is what tells a schema we cannot read.
