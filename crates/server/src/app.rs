@@ -311,16 +311,9 @@ pub async fn set_notification_kind(
     kind: &str,
     enabled: bool,
 ) -> Result<SettingsView, AppError> {
-    let kind = NotificationKind::ALL
-        .into_iter()
-        .find(|k| {
-            serde_json::to_value(k)
-                .ok()
-                .as_ref()
-                .and_then(|v| v.as_str())
-                == Some(kind)
-        })
-        .ok_or_else(|| AppError::UnknownNotification {
+    // The names are the kinds' serde names, the keys of `[notifications]`.
+    let kind = serde_json::from_value::<NotificationKind>(serde_json::Value::from(kind))
+        .map_err(|_| AppError::UnknownNotification {
             kind: tidings_core::text::sanitize(kind, tidings_core::text::MAX_ECHO_CHARS),
         })?;
     handle.update_settings(|s| *s.notifications.switch_mut(kind) = enabled)?;

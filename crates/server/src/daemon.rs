@@ -615,8 +615,8 @@ fn spawn_state_builder(daemon: &Daemon) {
             if next.types.iter().any(|t| t.store.access == StoreAccess::Ok) {
                 daemon.record_access();
             }
-            let previous = daemon.inner.state.borrow().clone();
-            for notice in state_notices(&previous, &next) {
+            let notices = state_notices(&daemon.inner.state.borrow(), &next);
+            for notice in notices {
                 daemon.notify(notice);
             }
             daemon.inner.state.send_if_modified(|s| {
