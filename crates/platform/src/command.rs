@@ -42,6 +42,13 @@ impl CommandOutput {
     pub fn is_success(&self) -> bool {
         self.code == Some(0)
     }
+
+    /// The first line of stderr with text, trimmed: what an error naming the command quotes,
+    /// kept to one line so the message stays one line.
+    pub fn stderr_first_line(&self) -> String {
+        let stderr = String::from_utf8_lossy(&self.stderr);
+        stderr.trim().lines().next().unwrap_or("").trim().to_owned()
+    }
 }
 
 /// Runs a program to completion and collects its output.

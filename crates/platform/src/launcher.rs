@@ -66,12 +66,10 @@ impl<R: CommandRunner> Launcher for Launchd<R> {
         if output.is_success() {
             return Ok(StartRequest::Requested);
         }
-        let stderr = String::from_utf8_lossy(&output.stderr);
         Err(LauncherError::Failed {
             command: format!("{PROGRAM} {}", args.join(" ")),
             code: output.code,
-            // One line keeps the shim's error message to one line.
-            stderr: stderr.lines().next().unwrap_or("").trim().to_owned(),
+            stderr: output.stderr_first_line(),
         })
     }
 }

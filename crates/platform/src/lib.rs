@@ -17,6 +17,7 @@
 //!   Linux Secret Service) through keyring-core, with an in-memory mock for tests.
 //! - [`version`]: the version string `--version` prints: the workspace version and the git
 //!   commit (stamped by `build.rs`, "unknown" outside git).
+//! - [`files`]: [`files::write_atomic`], the one way a file is replaced whole.
 //! - [`hosts`]: the MCP hosts Tidings connects ([`Host`], [`Mode`]): config paths, entries,
 //!   snippets, and where the shim is.
 //! - [`processes`]: [`Processes`], whether a host is running: `/proc` on Linux, `pgrep` on
@@ -47,6 +48,7 @@
 
 pub mod command;
 pub mod error;
+pub mod files;
 pub mod hosts;
 pub mod keychain;
 pub mod launcher;

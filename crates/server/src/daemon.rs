@@ -139,15 +139,10 @@ struct Inner {
     watch_counts: settings_watch::Counts,
 }
 
-/// This build: the version, and the git commit when the build was given one
-/// (`TIDINGS_GIT_COMMIT`), as the stale-grant record and the bug report name it.
-pub fn build_id() -> String {
-    match option_env!("TIDINGS_GIT_COMMIT") {
-        Some(commit) if !commit.is_empty() => {
-            format!("{} ({commit})", env!("CARGO_PKG_VERSION"))
-        }
-        _ => env!("CARGO_PKG_VERSION").to_owned(),
-    }
+/// This build as the stale-grant record and the bug report name it: the version and the git
+/// commit, as `--version` prints them.
+pub fn build_id() -> &'static str {
+    tidings_platform::version::LONG
 }
 
 /// How long a closing connection may take to flush what rmcp already wrote.
@@ -227,7 +222,7 @@ impl Daemon {
             paused_until_ms: self.paused_until_ms(),
             full_disk_access: FullDiskAccess::Unknown,
         }
-        .with_full_disk_access(self.last_access_version().as_deref(), &build_id())
+        .with_full_disk_access(self.last_access_version().as_deref(), build_id())
     }
 
     /// The version that last read a store, as remembered in the data directory.
@@ -257,17 +252,11 @@ impl Daemon {
         let Some((path, version)) = record.as_mut() else {
             return;
         };
-        if version.as_deref() == Some(build.as_str()) {
+        if version.as_deref() == Some(build) {
             return;
         }
-        let tmp = path.with_extension("tmp");
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&tmp, format!("{build}\n")))
-            .and_then(|()| std::fs::rename(&tmp, &*path));
-        match written {
-            Ok(()) => *version = Some(build),
+        match tidings_platform::files::write_atomic(path, format!("{build}\n").as_bytes(), 0o644) {
+            Ok(()) => *version = Some(build.to_owned()),
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "cannot record Full Disk Access");
             }

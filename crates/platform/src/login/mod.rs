@@ -17,7 +17,6 @@ pub mod launchd;
 pub mod systemd;
 
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -467,9 +466,11 @@ impl Session<'_> {
         if self.options.dry_run {
             return Ok(());
         }
-        write_atomically(path, text.as_bytes()).map_err(|source| LoginError::Write {
-            path: path.to_path_buf(),
-            source,
+        crate::files::write_atomic(path, text.as_bytes(), 0o644).map_err(|source| {
+            LoginError::Write {
+                path: path.to_path_buf(),
+                source,
+            }
         })
     }
 
@@ -543,11 +544,10 @@ impl Session<'_> {
 
 /// The error for a command that ran and failed.
 fn failed(program: &str, args: &[&str], output: &CommandOutput) -> LoginError {
-    let stderr = String::from_utf8_lossy(&output.stderr);
     LoginError::Failed {
         command: command_line(program, args),
         code: output.code,
-        stderr: stderr.trim().lines().next().unwrap_or("").trim().to_owned(),
+        stderr: output.stderr_first_line(),
     }
 }
 
@@ -571,27 +571,6 @@ fn shell_quote(arg: &str) -> String {
     } else {
         format!("'{}'", arg.replace('\'', r"'\''"))
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path`, syncs it, and renames it over `path`:
-/// a reader (launchd, systemd) sees the old file or the new one, never half of one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "tidings".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]

@@ -164,13 +164,8 @@ fn write_cursor(file: &Path, cursor: &str) -> Result<(), CheckError> {
         path: file.to_owned(),
         source,
     };
-    let dir = file.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(error)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    writeln!(tmp, "{cursor}").map_err(error)?;
-    tmp.as_file().sync_all().map_err(error)?;
-    tmp.persist(file).map_err(|e| error(e.error))?;
-    Ok(())
+    tidings_platform::files::write_atomic(file, format!("{cursor}\n").as_bytes(), 0o600)
+        .map_err(error)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! crash or a full disk never leaves it half-written.
 
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -49,20 +49,8 @@ pub fn backup(path: &Path) -> io::Result<PathBuf> {
 /// given the old file's mode (0600 for a new file: configs can hold tokens), then renamed
 /// over it. Creates missing parent directories.
 pub fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
     let mode = fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tidings-connect-")
-        .tempfile_in(dir)?;
-    temp.write_all(text.as_bytes())?;
-    temp.as_file().sync_all()?;
-    fs::set_permissions(temp.path(), fs::Permissions::from_mode(mode))?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    tidings_platform::files::write_atomic(path, text.as_bytes(), mode)
 }
 
 #[cfg(test)]
