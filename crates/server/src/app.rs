@@ -171,14 +171,15 @@ fn event_type(name: &str) -> Result<EventType, AppError> {
     })
 }
 
-/// The settings as the window shows them. Reads the token from the keychain (on a blocking
-/// thread), so it is async.
+/// The settings as the window shows them. Reads the token from the keychain and asks the OS
+/// about the login item (`launchctl print`, `systemctl is-enabled`), each on a blocking
+/// thread, so it is async.
 pub async fn settings_view(handle: &Handle) -> SettingsView {
-    let token = current_token(handle).await;
-    settings_view_with_token(handle, token)
+    let (token, login) = tokio::join!(current_token(handle), login_view_blocking());
+    settings_view_with(handle, token, login)
 }
 
-fn settings_view_with_token(handle: &Handle, token: Option<String>) -> SettingsView {
+fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) -> SettingsView {
     let settings = handle.settings();
     let types = EventType::ALL
         .into_iter()
@@ -205,7 +206,7 @@ fn settings_view_with_token(handle: &Handle, token: Option<String>) -> SettingsV
         paused_until_ms: handle.paused_until_ms(),
         first_run: handle.first_run(),
         connect_snippet: connect_snippet(),
-        start_at_login: login_view(),
+        start_at_login: login,
     }
 }
 
@@ -312,10 +313,11 @@ pub async fn set_notification_kind(
     enabled: bool,
 ) -> Result<SettingsView, AppError> {
     // The names are the kinds' serde names, the keys of `[notifications]`.
-    let kind = serde_json::from_value::<NotificationKind>(serde_json::Value::from(kind))
-        .map_err(|_| AppError::UnknownNotification {
+    let kind = serde_json::from_value::<NotificationKind>(serde_json::Value::from(kind)).map_err(
+        |_| AppError::UnknownNotification {
             kind: tidings_core::text::sanitize(kind, tidings_core::text::MAX_ECHO_CHARS),
-        })?;
+        },
+    )?;
     handle.update_settings(|s| *s.notifications.switch_mut(kind) = enabled)?;
     Ok(settings_view(handle).await)
 }
@@ -349,9 +351,11 @@ pub async fn rotate_http_token(handle: &Handle) -> Result<SettingsView, AppError
             .map_err(|e| AppError::Token(format!("the keychain task failed: {e}")))?
             .map_err(AppError::Token)?;
     }
-    Ok(settings_view_with_token(
+    let login = login_view_blocking().await;
+    Ok(settings_view_with(
         handle,
         Some(fresh.expose().to_owned()),
+        login,
     ))
 }
 
@@ -420,6 +424,16 @@ pub fn login_view() -> LoginView {
             text: e.to_string(),
         },
     }
+}
+
+/// [`login_view`] on a blocking thread: it runs a command.
+async fn login_view_blocking() -> LoginView {
+    tokio::task::spawn_blocking(login_view)
+        .await
+        .unwrap_or_else(|e| LoginView {
+            state: "disabled",
+            text: format!("the login item task failed: {e}"),
+        })
 }
 
 fn view_of(status: &LoginStatus) -> LoginView {
