@@ -22,7 +22,8 @@
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
 //!   limits and clients; builds the [`State`].
-//! - [`logfile`]: the daemon's daily log file in the platform's log directory.
+//! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
+//! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
 //! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
 //!   Access, a store rebuilt, a settings edit rejected) and [`notices::deliver`], which shows
 //!   them through a `tidings_platform::Notifier`.
@@ -51,6 +52,7 @@ pub mod hub;
 pub mod limits;
 pub mod listen_alias;
 pub mod logfile;
+pub mod logfilter;
 pub mod notices;
 pub mod socket;
 pub mod state;

@@ -1,7 +1,7 @@
 //! The daemon's log file: `tracing` lines in the platform's log directory
 //! (`tidings_platform::paths::log_dir`: `~/Library/Logs/Tidings` on macOS,
 //! `$XDG_STATE_HOME/tidings/logs` on Linux), one file a day, the oldest removed past
-//! [`LOG_FILES_KEPT`]. `tidings serve` writes it; the app can use the same [`appender`].
+//! [`LOG_FILES_KEPT`]. `tidings serve` and the menu-bar app both write it through [`layer`].
 //!
 //! Info level and above only, whatever `-v` says: at info nothing names a subject, an address
 //! or a handle (the test `log_file` in the daemon tests delivers fixture mail and checks), and
@@ -9,7 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
+use tracing::level_filters::LevelFilter;
 use tracing_appender::rolling::{RollingFileAppender, Rotation};
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::FilterExt;
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::logfilter::{ClientGone, log_filter};
 
 /// How many daily files are kept (a week); older ones are removed as a new day starts.
 pub const LOG_FILES_KEPT: usize = 7;
@@ -41,4 +47,18 @@ pub fn appender(dir: &Path) -> Result<RollingFileAppender, LogFileError> {
         .max_log_files(LOG_FILES_KEPT)
         .build(dir)
         .map_err(|e| error(e.to_string()))
+}
+
+/// The `tracing` layer that writes `appender`: plain text, at `level` but never above info
+/// (nothing at info names a subject, an address or a handle), rmcp capped as on stderr.
+pub fn layer<S>(appender: RollingFileAppender, level: LevelFilter) -> impl Layer<S> + Send + Sync
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    tracing_subscriber::fmt::layer()
+        .with_writer(appender)
+        .with_ansi(false)
+        .with_target(false)
+        .log_internal_errors(false)
+        .with_filter(log_filter(level.min(LevelFilter::INFO)).and(ClientGone))
 }
