@@ -24,7 +24,7 @@
 //!   macOS.
 //! - [`notifier`]: [`Notifier`], desktop notifications: `DesktopNotifier` (notify-rust, feature
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
-//! - [`panes`]: opening System Settings at the Full Disk Access pane through the
+//! - [`panes`]: opening System Settings at the Full Disk Access or Login Items pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
 //! - [`error`]: the crate's error enums, [`PathError`], [`LauncherError`], [`LoginError`].
 //!

@@ -1,4 +1,4 @@
-//! Opening System Settings at the pane a fix needs, through the [`CommandRunner`], so tests
+//! Opening System Settings at the pane a fix needs (Full Disk Access, Login Items), through the [`CommandRunner`], so tests
 //! see the exact command. macOS has no API that asks for Full Disk Access: the user adds
 //! Tidings to the list, and the best an app can do is open the pane (spec desktop.md 4).
 
@@ -9,6 +9,11 @@ use crate::paths::Os;
 /// pane on macOS 13+.
 pub const FULL_DISK_ACCESS_URL: &str =
     "x-apple.systempreferences:com.apple.preference.security?Privacy_AllFiles";
+
+/// The Login Items pane of System Settings (macOS 13+), where a login item that "requires
+/// approval" is allowed.
+pub const LOGIN_ITEMS_URL: &str =
+    "x-apple.systempreferences:com.apple.LoginItems-Settings.extension";
 
 /// Why the pane did not open.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +58,12 @@ pub fn open_full_disk_access(runner: &dyn CommandRunner, os: Os) -> Result<(), P
     open_url(runner, os, FULL_DISK_ACCESS_URL)
 }
 
+/// Open the Login Items pane. On Linux, where a login item is a systemd unit with nothing to
+/// approve, the same call goes to `xdg-open`: one control flow on both.
+pub fn open_login_items(runner: &dyn CommandRunner, os: Os) -> Result<(), PaneError> {
+    open_url(runner, os, LOGIN_ITEMS_URL)
+}
+
 /// Open `url` with the OS's opener.
 pub fn open_url(runner: &dyn CommandRunner, os: Os, url: &str) -> Result<(), PaneError> {
     let program = opener(os);
@@ -90,6 +101,22 @@ mod tests {
             assert_eq!(calls.len(), 1);
             assert_eq!(calls[0].program, program);
             assert_eq!(calls[0].args, vec![FULL_DISK_ACCESS_URL.to_owned()]);
+        }
+    }
+
+    #[test]
+    fn the_login_items_pane_opens_with_the_same_opener() {
+        for (os, program) in [(Os::MacOs, "open"), (Os::Linux, "xdg-open")] {
+            let runner = RecordingRunner::new();
+            runner.push_output(CommandOutput::success());
+            open_login_items(&runner, os).unwrap();
+            let calls = runner.calls();
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].program, program);
+            assert_eq!(
+                calls[0].args,
+                ["x-apple.systempreferences:com.apple.LoginItems-Settings.extension"]
+            );
         }
     }
 

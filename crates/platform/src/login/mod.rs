@@ -40,8 +40,7 @@ pub const APP_EXECUTABLE: &str = "tidings-app";
 pub const CLI_EXECUTABLE: &str = "tidings";
 
 /// Where the Login Items pane of System Settings opens (macOS 13+).
-pub const LOGIN_ITEMS_URL: &str =
-    "x-apple.systempreferences:com.apple.LoginItems-Settings.extension";
+pub const LOGIN_ITEMS_URL: &str = crate::panes::LOGIN_ITEMS_URL;
 
 /// What the login item runs and for whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
