@@ -38,8 +38,10 @@ pub struct SettingsView {
     pub types: Vec<TypeView>,
     /// The loopback HTTP endpoint.
     pub http: HttpView,
-    /// Whether the app may show notifications.
+    /// Whether the app may show notifications (the master switch).
     pub notifications: bool,
+    /// Each kind's own switch, in `NotificationKind::ALL` order.
+    pub notification_kinds: Vec<NotificationSwitch>,
     /// Until when every type is paused (ms since the Unix epoch), if paused.
     pub paused_until_ms: Option<u64>,
     /// Whether the first-run walk-through is still to be shown.
@@ -58,6 +60,17 @@ pub struct LoginView {
     pub state: &'static str,
     /// One sentence: what it means, and what to do when it needs something.
     pub text: String,
+}
+
+/// One kind of notification's switch (`[notifications]` in settings.toml).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationSwitch {
+    /// Its key in `[notifications]`, the name `set_notification_kind` takes
+    /// (`first_subscription`).
+    pub kind: NotificationKind,
+    /// Whether its switch is on (shown only while the master switch is on too).
+    pub enabled: bool,
 }
 
 /// One event type's settings, with its allowlist in words.
@@ -203,6 +216,13 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
             token,
         },
         notifications: settings.notifications.enabled,
+        notification_kinds: NotificationKind::ALL
+            .into_iter()
+            .map(|kind| NotificationSwitch {
+                kind,
+                enabled: *settings.notifications.switch(kind),
+            })
+            .collect(),
         paused_until_ms: handle.paused_until_ms(),
         first_run: handle.first_run(),
         connect_snippet: connect_snippet(),
@@ -326,6 +346,15 @@ pub async fn set_notification_kind(
 /// where there is no such pane and it fails harmlessly).
 pub fn open_full_disk_access(runner: &dyn tidings_platform::CommandRunner) -> Result<(), AppError> {
     Ok(tidings_platform::panes::open_full_disk_access(
+        runner,
+        tidings_platform::paths::Os::CURRENT,
+    )?)
+}
+
+/// Open System Settings at Login Items, where a login item that requires approval is allowed
+/// (`open` on macOS; `xdg-open` on Linux, where there is nothing to approve).
+pub fn open_login_items(runner: &dyn tidings_platform::CommandRunner) -> Result<(), AppError> {
+    Ok(tidings_platform::panes::open_login_items(
         runner,
         tidings_platform::paths::Os::CURRENT,
     )?)
@@ -546,6 +575,10 @@ mod tests {
                 token: None,
             },
             notifications: true,
+            notification_kinds: vec![NotificationSwitch {
+                kind: NotificationKind::StoreRebuilt,
+                enabled: false,
+            }],
             paused_until_ms: None,
             first_run: false,
             connect_snippet: "{}".into(),
@@ -566,6 +599,7 @@ mod tests {
                 "connectSnippet",
                 "firstRun",
                 "http",
+                "notificationKinds",
                 "notifications",
                 "pausedUntilMs",
                 "startAtLogin",
@@ -573,6 +607,10 @@ mod tests {
             ]
         );
         assert_eq!(keys(&v["startAtLogin"]), ["state", "text"]);
+        assert_eq!(
+            v["notificationKinds"],
+            serde_json::json!([{"kind": "store_rebuilt", "enabled": false}])
+        );
         assert_eq!(
             keys(&v["types"][0]),
             [

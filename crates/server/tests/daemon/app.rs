@@ -314,6 +314,46 @@ fn settings_changes_are_checked_saved_and_shown() {
 }
 
 #[test]
+fn each_notification_switch_follows_its_own_command() {
+    let rt = runtime();
+    let tmp = tempdir();
+    let handle = start(&rt, tmp.path(), KeyringKeychain::mock(SERVICE));
+    // Each kind's switch, in the window's order, follows its own command.
+    let switches = |v: &app::SettingsView| {
+        let v = serde_json::to_value(&v.notification_kinds).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                (
+                    k["kind"].as_str().unwrap().to_owned(),
+                    k["enabled"].as_bool().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let view = rt
+        .block_on(app::set_notification_kind(&handle, "store_rebuilt", false))
+        .unwrap();
+    let on = |k: &str, b: bool| (k.to_owned(), b);
+    assert_eq!(
+        switches(&view),
+        [
+            on("first_subscription", true),
+            on("full_disk_access", true),
+            on("store_rebuilt", false),
+            on("settings_rejected", true)
+        ]
+    );
+    let saved = tidings_core::Settings::load(handle.settings_path()).unwrap();
+    assert!(!saved.notifications.store_rebuilt && saved.notifications.first_subscription);
+    handle.shutdown();
+    rt.block_on(async { tokio::time::timeout(WAIT, handle.join()).await })
+        .expect("join within the bound")
+        .unwrap();
+}
+
+#[test]
 fn rotating_the_token_writes_a_fresh_one_to_the_endpoint_keychain() {
     let rt = runtime();
     let tmp = tempdir();
