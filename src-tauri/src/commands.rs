@@ -64,6 +64,7 @@ commands![
     set_http,
     rotate_http_token,
     set_notifications,
+    set_notification_kind,
     pause_all,
     resume_all,
     finish_first_run,
@@ -71,6 +72,9 @@ commands![
     list_hosts,
     connect_host,
     disconnect_host,
+    open_full_disk_access,
+    open_login_items,
+    restart_app,
 ];
 
 #[tauri::command]
@@ -146,6 +150,15 @@ async fn set_notifications(handle: Managed<'_, Handle>, enabled: bool) -> Reply<
 }
 
 #[tauri::command]
+async fn set_notification_kind(
+    handle: Managed<'_, Handle>,
+    kind: String,
+    enabled: bool,
+) -> Reply<SettingsView> {
+    Ok(app::set_notification_kind(&handle, &kind, enabled).await?)
+}
+
+#[tauri::command]
 async fn pause_all(handle: Managed<'_, Handle>, minutes: u32) -> Reply<SettingsView> {
     Ok(app::pause_all(&handle, minutes).await?)
 }
@@ -187,6 +200,33 @@ async fn set_start_at_login(
         tray.update_login(&view.start_at_login);
     }
     Ok(view)
+}
+
+/// System Settings at Full Disk Access. Async, so the opener runs off the main thread.
+#[tauri::command]
+async fn open_full_disk_access() -> Reply<()> {
+    let opened =
+        tokio::task::spawn_blocking(|| app::open_full_disk_access(&tidings_platform::SystemRunner))
+            .await?;
+    Ok(opened?)
+}
+
+/// System Settings at Login Items, where a login item waiting for approval is allowed.
+#[tauri::command]
+async fn open_login_items() -> Reply<()> {
+    let opened =
+        tokio::task::spawn_blocking(|| app::open_login_items(&tidings_platform::SystemRunner))
+            .await?;
+    Ok(opened?)
+}
+
+/// Quit and start again, as macOS applies a Full Disk Access grant only to a new process: the
+/// engine stops in `RunEvent::Exit` (socket removed, single-instance name released), then
+/// Tauri starts the same executable with the same arguments.
+#[tauri::command]
+fn restart_app(app_handle: tauri::AppHandle) {
+    tracing::info!("restarting at the user's request");
+    app_handle.request_restart();
 }
 
 /// The activity log as the window lists it: newest first (the engine keeps it oldest first).

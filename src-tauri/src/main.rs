@@ -16,17 +16,14 @@ mod tray;
 use clap::Parser;
 use tauri::{Manager, RunEvent, WindowEvent};
 use tidings_server::{Handle, Tidings};
+use tracing::level_filters::LevelFilter;
 
 /// The settings window's label (`tauri.conf.json`).
 pub const SETTINGS: &str = "settings";
 
 fn main() -> std::process::ExitCode {
     let args = args::AppArgs::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(args.log_level())
-        .with_ansi(false)
-        .init();
+    init_logging(args.log_level());
     match run(&args) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -34,6 +31,42 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Logs to stderr at `level` (`-v`), and to the daily log file the daemon keeps
+/// (`tidings_server::logfile`) at info: no subjects, addresses or handles at that level. A log
+/// directory that cannot be written is said once on stderr; the app goes on without the file.
+fn init_logging(level: tracing::Level) {
+    use tidings_server::logfilter::{ClientGone, log_filter};
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::filter::FilterExt;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let level = LevelFilter::from_level(level);
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .log_internal_errors(false)
+        .with_filter(log_filter(level).and(ClientGone));
+    let file = match log_file() {
+        Ok(appender) => Some(tidings_server::logfile::layer(appender, LevelFilter::INFO)),
+        Err(error) => {
+            eprintln!("tidings-app: {error}; logging to stderr only");
+            None
+        }
+    };
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file)
+        .try_init();
+}
+
+/// The log file's appender, in the platform's log directory (`TIDINGS_LOG_DIR` overrides it).
+fn log_file() -> Result<tracing_appender::rolling::RollingFileAppender, Box<dyn std::error::Error>>
+{
+    let dir = tidings_platform::paths::log_dir()?;
+    Ok(tidings_server::logfile::appender(&dir)?)
 }
 
 /// Builds and runs the app until Quit. Returns only on a start-up error: on Quit, Tauri exits
@@ -52,7 +85,17 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             // The engine runs on Tauri's tokio runtime, so its tasks and the commands share one.
-            let handle = tauri::async_runtime::block_on(async { Tidings::start(config) })?;
+            let handle = tauri::async_runtime::block_on(async {
+                let handle = Tidings::start(config)?;
+                // The engine's notices as desktop notifications, as `tidings serve` shows
+                // them; a missing notification server is logged once, never fatal.
+                tidings_server::notices::deliver(
+                    handle.notices(),
+                    std::sync::Arc::new(tidings_platform::DesktopNotifier),
+                );
+                Ok::<_, tidings_server::StartError>(handle)
+            })?;
+            tracing::info!("engine started");
             eprintln!("tidings-app: serving on {}", handle.socket_path().display());
             let first_run = handle.first_run();
             app.manage(handle);
