@@ -16,6 +16,7 @@ export const COMMANDS = [
   "set_http",
   "rotate_http_token",
   "set_notifications",
+  "set_notification_kind",
   "pause_all",
   "resume_all",
   "finish_first_run",
@@ -23,6 +24,9 @@ export const COMMANDS = [
   "list_hosts",
   "connect_host",
   "disconnect_host",
+  "open_full_disk_access",
+  "open_login_items",
+  "restart_app",
 ] as const;
 
 /** One command name. */

@@ -3,6 +3,8 @@
 
 import type {
   AllowCheck,
+  FullDiskAccess,
+  NotificationKind,
   HttpEndpointState,
   SettingsFileState,
   StoreState,
@@ -136,4 +138,45 @@ export function timeLabel(ms: number, now = Date.now()): string {
 /** "3 clients" / "1 client". */
 export function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+/** Whose grant Full Disk Access is (crates/server/src/notices.rs `FULL_DISK_ACCESS_OWNER`; the
+ * UI tests check the two agree). */
+export const FULL_DISK_ACCESS_OWNER =
+  "Full Disk Access belongs to Tidings.app itself, not to Terminal or your MCP client: tidings-mcp only forwards bytes and reads nothing.";
+
+/** How to refresh a grant gone stale with an update (notices.rs `STALE_GRANT_FIX`). */
+export const STALE_GRANT_FIX =
+  "Tidings had Full Disk Access before this update and has lost it: in System Settings > Privacy & Security > Full Disk Access, remove Tidings with the minus button, add it again, then restart Tidings.";
+
+/** What to do while it is missing (state.rs `FullDiskAccess::fix`). */
+export const MISSING_GRANT_FIX =
+  "Open System Settings > Privacy & Security > Full Disk Access, turn Tidings on (add it with + if it is not listed), then restart Tidings.";
+
+/** Full Disk Access in one sentence, with the fix when something is to be done. */
+export function fullDiskAccessSentence(fda: FullDiskAccess | undefined): string {
+  switch (fda?.state ?? "unknown") {
+    case "granted":
+      return "Tidings has Full Disk Access.";
+    case "missing":
+      return `Tidings does not have Full Disk Access. ${MISSING_GRANT_FIX}`;
+    case "stale":
+      return STALE_GRANT_FIX;
+    default:
+      return "Tidings has not read a store yet, so it cannot tell whether it has Full Disk Access.";
+  }
+}
+
+/** The label of each kind of notification's switch. */
+export function notificationLabel(kind: NotificationKind): string {
+  switch (kind) {
+    case "first_subscription":
+      return "A client starts listening to a type";
+    case "full_disk_access":
+      return "Tidings lacks Full Disk Access";
+    case "store_rebuilt":
+      return "A Mail or Messages store is rebuilt";
+    case "settings_rejected":
+      return "An edit of settings.toml is rejected";
+  }
 }

@@ -65,6 +65,13 @@ export interface ClientState {
   subscriptions: SubscriptionState[];
 }
 
+/** Full Disk Access as the stores' checks show it (state.rs `FullDiskAccess`). */
+export type FullDiskAccess =
+  | { state: "unknown" }
+  | { state: "granted" }
+  | { state: "missing" }
+  | { state: "stale"; last_granted: string };
+
 export interface State {
   version: string;
   socket: string | null;
@@ -74,6 +81,8 @@ export interface State {
   http: HttpEndpointState;
   settings: SettingsFileState;
   clients: ClientState[];
+  /** Absent from an engine older than the field: read as unknown. */
+  fullDiskAccess?: FullDiskAccess;
 }
 
 export interface TypeSettings {
@@ -91,12 +100,17 @@ export interface SettingsView {
   types: TypeSettings[];
   http: { enabled: boolean; port: number; token: string | null };
   notifications: boolean;
+  /** Each kind's own switch (`[notifications]` keys), in the window's order. */
+  notificationKinds: { kind: NotificationKind; enabled: boolean }[];
   pausedUntilMs: number | null;
   firstRun: boolean;
   connectSnippet: string;
   /** Start at login (the menu's "Start at Login"), with one sentence for the user. */
   startAtLogin: { state: "enabled" | "requiresApproval" | "disabled"; text: string };
 }
+
+/** The kinds of notification (core's `NotificationKind`, by their settings.toml keys). */
+export type NotificationKind = "first_subscription" | "full_disk_access" | "store_rebuilt" | "settings_rejected";
 
 /** The kinds core's `check_allow_entry` returns (crates/core/src/allowlist.rs `AllowKind`). */
 export type AllowKind = "address" | "domain" | "phone" | "phone_prefix" | "address_prefix";

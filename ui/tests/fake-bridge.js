@@ -157,6 +157,16 @@ export function installFakeBridge(seed) {
       data.settings.notifications = Boolean(enabled);
       return settingsChanged();
     },
+    set_notification_kind: ({ kind, enabled }) => {
+      const k = (data.settings.notificationKinds ?? []).find((x) => x.kind === kind);
+      if (!k) return fail(`unknown notification \`${kind}\`; use first_subscription, full_disk_access, store_rebuilt or settings_rejected`);
+      k.enabled = Boolean(enabled);
+      return settingsChanged();
+    },
+    // The panes and the restart only leave a record (window.__fake.calls).
+    open_full_disk_access: () => null,
+    open_login_items: () => null,
+    restart_app: () => null,
     set_start_at_login: ({ enabled }) => {
       data.settings.startAtLogin = enabled
         ? { state: "enabled", text: "Tidings starts when you log in, and again if it stops unexpectedly." }

@@ -4,6 +4,7 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { declaredCommands, fixtures, launch, openUi, rustCommands, serveDist } from "./harness.mjs";
 
 let server;
@@ -239,7 +240,82 @@ test("advanced: start at login waiting for approval says so", async () => {
   await withUi({ seed, hash: "advanced" }, async (page) => {
     assert.match(await text(page, "[data-testid=start-at-login-text]"), /waiting for your approval/);
     assert.equal(await page.getByTestId("start-at-login").isChecked(), false);
+    await page.getByTestId("advanced-open-login-items").click();
+    assert.deepEqual(await calls(page, "open_login_items"), [{}]);
   });
+  // Status says so too, with the same button; hidden once there is nothing to approve.
+  await withUi({ seed }, async (page) => {
+    assert.match(await text(page, "[data-testid=login-approval]"), /waiting for your approval/);
+    await page.getByTestId("open-login-items").click();
+    assert.deepEqual(await calls(page, "open_login_items"), [{}]);
+    const s = structuredClone(seed.settings);
+    s.startAtLogin = { state: "enabled", text: "Tidings starts when you log in." };
+    await emit(page, "settings-changed", s);
+    assert.equal(await page.getByTestId("open-login-items").isVisible(), false);
+  });
+  await withUi({ hash: "advanced" }, async (page) => {
+    assert.equal(await page.getByTestId("advanced-open-login-items").isVisible(), false);
+  });
+});
+
+test("advanced: each kind of notification has its own switch, greyed out under the master", async () => {
+  await withUi({ hash: "advanced" }, async (page) => {
+    const rebuilt = page.getByTestId("notify-store_rebuilt");
+    assert.equal(await rebuilt.isChecked(), true);
+    assert.equal(await page.getByRole("switch", { name: "A Mail or Messages store is rebuilt" }).count(), 1, "named by its label");
+    await rebuilt.click();
+    assert.deepEqual(await calls(page, "set_notification_kind"), [{ kind: "store_rebuilt", enabled: false }]);
+    // Re-rendered from the SettingsView the command returned, and the others untouched.
+    await page.waitForFunction(() => !document.querySelector("[data-testid=notify-store_rebuilt]").checked);
+    const kinds = await page.evaluate(() => window.__fake.data.settings.notificationKinds);
+    assert.deepEqual(kinds.map((k) => k.enabled), [true, true, false, true]);
+    assert.equal(await page.getByTestId("notify-first_subscription").isChecked(), true);
+    // A settings-changed from elsewhere (a hand edit) turns it back on in the window.
+    const s = structuredClone(await page.evaluate(() => window.__fake.data.settings));
+    s.notificationKinds[2].enabled = true;
+    s.notifications = false;
+    await emit(page, "settings-changed", s);
+    assert.equal(await rebuilt.isChecked(), true);
+    assert.equal(await rebuilt.isDisabled(), true, "greyed out while notifications are off");
+  });
+});
+
+test("status: Full Disk Access granted, missing (pane, restart), stale; the sentences match the engine's", async () => {
+  const seed = fixtures();
+  await withUi({ seed }, async (page) => {
+    assert.equal(await text(page, "[data-testid=fda-state]"), "Tidings has Full Disk Access.");
+    assert.equal(await page.getByTestId("open-fda").isVisible(), false, "nothing to do while granted");
+    assert.match(await text(page, "[data-testid=fda]"), /belongs to Tidings\.app itself/);
+
+    const state = structuredClone(seed.state);
+    state.types[0].store.access = "permission_denied";
+    state.fullDiskAccess = { state: "missing" };
+    await emit(page, "state-changed", state);
+    assert.match(await text(page, "[data-testid=fda-state]"), /does not have Full Disk Access\. Open System Settings/);
+    await page.getByRole("button", { name: "Open Full Disk Access Settings" }).click();
+    assert.deepEqual(await calls(page, "open_full_disk_access"), [{}]);
+    assert.match(await text(page, "[data-testid=fda-msg]"), /press Restart Tidings/);
+    await page.getByRole("button", { name: "Restart Tidings" }).click();
+    assert.deepEqual(await calls(page, "restart_app"), [{}]);
+
+    state.fullDiskAccess = { state: "stale", last_granted: "0.0.9" };
+    await emit(page, "state-changed", state);
+    assert.match(await text(page, "[data-testid=fda-state]"), /remove Tidings with the minus button/);
+    assert.equal(await page.getByTestId("restart").isVisible(), true);
+  });
+  // The window's copies of the engine's sentences are the engine's (crates/server/src).
+  const rust = (file, name) => {
+    const src = readFileSync(new URL(`../../crates/server/src/${file}`, import.meta.url), "utf8");
+    const m = src.match(new RegExp(`${name}: &str =\\s*"((?:[^"\\\\]|\\\\[\\s\\S])*)"`));
+    assert.ok(m, `${name} in ${file}`);
+    return m[1].replace(/\\\n\s*/g, "");
+  };
+  const ui = readFileSync(new URL("../src/format.ts", import.meta.url), "utf8");
+  for (const name of ["FULL_DISK_ACCESS_OWNER", "STALE_GRANT_FIX"]) {
+    const m = ui.match(new RegExp(`export const ${name} =\\s*"([^"]*)"`));
+    assert.ok(m, `${name} in ui/src/format.ts`);
+    assert.equal(m[1], rust("notices.rs", name), `${name}: the window and the engine differ`);
+  }
 });
 
 test("live: a new client appears and a tray toggle updates the window, nothing moves", async () => {

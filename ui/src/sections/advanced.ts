@@ -1,11 +1,12 @@
 // Advanced: the loopback HTTP endpoint (on/off, port, the bearer token shown, copied or
-// rotated), notifications and start at login.
+// rotated), notifications (a master switch and one per kind) and start at login.
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
 import { h, setText, uid } from "../dom";
 import { copyText } from "../copy";
-import type { SettingsView } from "../model";
+import { notificationLabel } from "../format";
+import type { NotificationKind, SettingsView } from "../model";
 
 /** Ports below 1024 need root; the endpoint never asks for them. */
 const MIN_PORT = 1024;
@@ -113,10 +114,39 @@ export function advancedSection(ctx: Ctx): Section {
     }
   });
 
+  // One switch per kind, greyed out while the master switch is off (they keep their value).
+  const kinds: NotificationKind[] = ["first_subscription", "full_disk_access", "store_rebuilt", "settings_rejected"];
+  const kindSwitches = new Map<NotificationKind, HTMLInputElement>();
+  const kindList = h("div", { class: "kinds", attrs: { role: "group", "aria-label": "Notify me when" } });
+  for (const kind of kinds) {
+    const id = uid(`notify-${kind}`);
+    const input = h("input", { id, attrs: { type: "checkbox", role: "switch", "data-testid": `notify-${kind}` } });
+    input.addEventListener("change", async () => {
+      const enabled = input.checked;
+      try {
+        ctx.applySettings(await call<SettingsView>("set_notification_kind", { kind, enabled }));
+        setText(notifyError, "");
+      } catch (e) {
+        input.checked = !enabled;
+        setText(notifyError, messageOf(e));
+      }
+    });
+    kindSwitches.set(kind, input);
+    kindList.append(h("label", { class: "switch", attrs: { for: id } }, input, h("span", { text: notificationLabel(kind) })));
+  }
+
   // Start at login: the menu's item, as a switch with the engine's sentence under it.
   const loginId = uid("login");
   const login = h("input", { id: loginId, attrs: { type: "checkbox", role: "switch", "data-testid": "start-at-login" } });
   const loginText = h("p", { class: "msg", attrs: { "data-testid": "start-at-login-text" } });
+  const approve = h("button", { class: "btn", text: "Open Login Items", attrs: { type: "button", "data-testid": "advanced-open-login-items" } });
+  approve.addEventListener("click", async () => {
+    try {
+      await call("open_login_items");
+    } catch (e) {
+      setText(loginText, messageOf(e));
+    }
+  });
   login.addEventListener("change", async () => {
     const enabled = login.checked;
     try {
@@ -155,6 +185,8 @@ export function advancedSection(ctx: Ctx): Section {
       "div",
       { class: "group" },
       h("label", { class: "switch", attrs: { for: notifyId } }, notify, h("span", { text: "Show a notification when something needs your attention" })),
+      h("p", { class: "msg", text: "Notify me when:" }),
+      kindList,
       notifyError,
     ),
     h("h3", { text: "Start at login" }),
@@ -163,6 +195,7 @@ export function advancedSection(ctx: Ctx): Section {
       { class: "group" },
       h("label", { class: "switch", attrs: { for: loginId } }, login, h("span", { text: "Start Tidings when you log in, and again if it stops" })),
       loginText,
+      approve,
     ),
   );
 
@@ -179,6 +212,13 @@ export function advancedSection(ctx: Ctx): Section {
       token.placeholder = s.http.token ? "" : "Created when the endpoint first starts";
       show.disabled = copy.disabled = !s.http.token;
       notify.checked = s.notifications;
+      for (const k of s.notificationKinds ?? []) {
+        const input = kindSwitches.get(k.kind);
+        if (!input) continue;
+        input.checked = k.enabled;
+        input.disabled = !s.notifications;
+      }
+      approve.hidden = s.startAtLogin.state !== "requiresApproval";
       login.checked = s.startAtLogin.state === "enabled";
       setText(loginText, s.startAtLogin.text);
     },

@@ -1,10 +1,10 @@
-// Status: each store in one sentence with its fix, pause, the socket, the HTTP endpoint and
-// the settings file.
+// Status: each store in one sentence with its fix, Full Disk Access (the pane, a restart), a
+// login item waiting for approval, pause, the socket, the HTTP endpoint and the settings file.
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
 import { h, setText } from "../dom";
-import { httpSentence, plural, settingsSentence, storeBadge, storeSentence, timeLabel, typeLabel } from "../format";
+import { FULL_DISK_ACCESS_OWNER, fullDiskAccessSentence, httpSentence, plural, settingsSentence, storeBadge, storeSentence, timeLabel, typeLabel } from "../format";
 import type { SettingsView } from "../model";
 
 export function statusSection(ctx: Ctx): Section {
@@ -26,6 +26,55 @@ export function statusSection(ctx: Ctx): Section {
     }
   });
 
+  // Full Disk Access: macOS applies a grant only to a process started after it, so while it
+  // is missing (or stale) the restart is offered beside the pane (docs/decisions/app.md).
+  const fdaBadge = h("span", { class: "badge" });
+  const fdaSentence = h("p", { class: "sentence", attrs: { "data-testid": "fda-state" } });
+  const openFda = h("button", { class: "btn", text: "Open Full Disk Access Settings", attrs: { type: "button", "data-testid": "open-fda" } });
+  const restart = h("button", { class: "btn", text: "Restart Tidings", attrs: { type: "button", "data-testid": "restart" } });
+  const fdaButtons = h("div", { class: "row" }, openFda, restart);
+  const fdaMsg = h("p", { class: "msg", attrs: { role: "status", "data-testid": "fda-msg" } });
+  openFda.addEventListener("click", async () => {
+    try {
+      await call("open_full_disk_access");
+      setText(fdaMsg, "Turn Tidings on in the list (add it with + if it is missing), then press Restart Tidings.");
+    } catch (e) {
+      setText(fdaMsg, messageOf(e));
+    }
+  });
+  restart.addEventListener("click", async () => {
+    setText(fdaMsg, "Restarting…");
+    try {
+      await call("restart_app");
+    } catch (e) {
+      setText(fdaMsg, messageOf(e));
+    }
+  });
+  const fda = h(
+    "div",
+    { class: "group", attrs: { "data-testid": "fda" } },
+    h("div", { class: "row" }, h("strong", { text: "Full Disk Access" }), fdaBadge),
+    fdaSentence,
+    h("p", { class: "msg", text: FULL_DISK_ACCESS_OWNER }),
+    fdaButtons,
+    fdaMsg,
+  );
+
+  // Start at login waiting for the user's yes in Login Items (macOS 13+).
+  const approveText = h("span", { class: "row-text", attrs: { "data-testid": "login-approval" } });
+  const approve = h("button", { class: "btn", text: "Open Login Items", attrs: { type: "button", "data-testid": "open-login-items" } });
+  const approveMsg = h("p", { class: "msg error", attrs: { role: "alert" } });
+  approve.addEventListener("click", async () => {
+    try {
+      await call("open_login_items");
+      setText(approveMsg, "");
+    } catch (e) {
+      setText(approveMsg, messageOf(e));
+    }
+  });
+  const approval = h("div", { class: "group" }, h("div", { class: "row" }, approveText, approve), approveMsg);
+  approval.hidden = true;
+
   const stores = h("div", { class: "group", attrs: { "data-testid": "stores" } });
   const storeRows = new Map<string, { badge: HTMLElement; sentence: HTMLElement; path: HTMLElement }>();
   const socket = h("code", { class: "path", attrs: { "data-testid": "socket" } });
@@ -39,8 +88,10 @@ export function statusSection(ctx: Ctx): Section {
     h("h2", { text: "Status" }),
     headline,
     h("div", { class: "group" }, h("div", { class: "row" }, pauseText, pauseButton), pauseError),
+    approval,
     h("h3", { text: "Stores" }),
     stores,
+    fda,
     h("h3", { text: "Connections" }),
     h(
       "dl",
@@ -62,6 +113,9 @@ export function statusSection(ctx: Ctx): Section {
       const until = m.settings.pausedUntilMs;
       setText(pauseText, until != null ? `All event types are paused until ${timeLabel(until)}.` : "Events are delivered as they arrive.");
       setText(pauseButton, until != null ? "Resume" : "Pause all for 1 hour");
+      const login = m.settings.startAtLogin;
+      approval.hidden = login.state !== "requiresApproval";
+      setText(approveText, login.state === "requiresApproval" ? login.text : "");
     }
     if (!st) return;
     const listening = st.clients.filter((c) => !c.revoked).length;
@@ -93,6 +147,12 @@ export function statusSection(ctx: Ctx): Section {
       setText(row.sentence, storeSentence(typeLabel(t.name), t.store));
       setText(row.path, t.store.path);
     }
+    const access = st.fullDiskAccess?.state ?? "unknown";
+    const needed = access === "missing" || access === "stale";
+    setText(fdaSentence, fullDiskAccessSentence(st.fullDiskAccess));
+    setText(fdaBadge, { granted: "Granted", missing: "Missing", stale: "Lost in the update", unknown: "Not checked" }[access]);
+    fdaBadge.dataset.tone = access === "granted" ? "ok" : needed ? "bad" : "warn";
+    fdaButtons.hidden = !needed;
     setText(socket, st.socket ?? "not serving a socket");
     setText(http, httpSentence(st.http));
     setText(file, settingsSentence(st.settings));
