@@ -7,7 +7,9 @@
 # first-run sheet, and turning Mail off in its Event types section ends a client's
 # `mail.received` stream over the socket with `terminated` and is saved in settings.toml, and
 # turning it on again shows in `tidings status`; turning Mail off in the menu ends a stream
-# the same way; Pause all pauses the engine; Quit exits 0 and removes the socket.
+# the same way; Pause all pauses the engine; Quit exits 0 and removes the socket; the app's
+# log file (under a temporary XDG state home) holds its info lines, no address, and the one
+# warning for the missing notification server the first client's notice met.
 #
 # Every wait polls for a condition with a generous bound; nothing asserts on timing.
 # Env: SHOTS_DIR=DIR also writes the menu's screenshot there as menu-$THEME.png (make
@@ -72,6 +74,8 @@ wait_for 20 "trayer window" xdotool search --onlyvisible --name '^panel$'
 panel=$(xdotool search --onlyvisible --name '^panel$' | head -n1)
 
 demo=$work/demo
+# The platform's log directory resolves under this temporary XDG state home.
+state=$work/state
 sock=$demo/tidings.sock
 app_pid=
 settings=
@@ -142,7 +146,7 @@ expect_terminated() {
 # ---- steps ---------------------------------------------------------------------------------
 
 start_app() {
-  RUST_BACKTRACE=1 "$app" --demo --data-dir "$demo" --simulate 1 -v >"$out/app.log" 2>&1 &
+  RUST_BACKTRACE=1 XDG_STATE_HOME="$state" "$app" --demo --data-dir "$demo" --simulate 1 -v >"$out/app.log" 2>&1 &
   app_pid=$!
   pids+=($app_pid)
   wait_for 60 "socket from the app" "$cli" status --socket "$sock" --json
@@ -285,6 +289,21 @@ menu_quits() {
   ! grep -q 'panicked' "$out/app.log" || fail "the app panicked"
 }
 
+# The app's own log file (the daemon's, in the platform log directory): info lines from the
+# engine and the window's commands, none of the demo's senders, and the first client's
+# notice shown through the desktop notifier: with no notification server on this private
+# bus, that is said exactly once as a warning (later notices at debug), and the app goes on.
+log_file_written() {
+  local logs=$state/tidings/logs
+  compgen -G "$logs/tidings.*.log" >/dev/null || fail "no log file in $logs"
+  cat "$logs"/tidings.*.log >"$out/logfile.log"
+  grep -q 'engine started' "$out/logfile.log" || fail "the log file lacks the engine's start"
+  grep -q 'command="get_state"' "$out/logfile.log" || fail "the log file lacks the window's commands"
+  ! grep -q '@' "$out/logfile.log" || fail "an address in the log file: $(grep '@' "$out/logfile.log" | head -n1)"
+  (($(grep -c 'notifications are unavailable' "$out/logfile.log" || true) == 1)) \
+    || fail "a missing notification server was not logged exactly once (the notices reach the notifier)"
+}
+
 start_app
 tray_icon_appears
 menu_opens
@@ -295,4 +314,5 @@ window_toggle_reaches_the_socket
 menu_toggle_reaches_the_socket
 menu_pauses_all
 menu_quits
+log_file_written
 echo "== app-e2e ($theme): ok (artifacts in target/app-e2e/$theme)" >&2
