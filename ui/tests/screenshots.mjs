@@ -1,5 +1,5 @@
 // Writes docs/screenshots/<section>-light.png and -dark.png of each section of the settings
-// window (and the first-run sheet), from the fake bridge seeded with the captured demo State
+// window (and the first-run sheet, and Status with Full Disk Access missing), from the fake bridge seeded with the captured demo State
 // and a few realistic clients. Run by `make screenshots`; the PNGs are committed.
 
 import { mkdirSync } from "node:fs";
@@ -56,6 +56,20 @@ try {
     for (const section of sections) {
       const { page, context } = await openUi(browser, server.url, { seed: seed(), hash: section, colorScheme });
       const file = join(out, `${section}-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    // Status before Full Disk Access is granted (docs/install-macos.md): both stores refused.
+    const missing = seed();
+    for (const t of missing.state.types) t.store.access = "permission_denied";
+    missing.state.fullDiskAccess = { state: "missing" };
+    missing.state.clients = [];
+    missing.state.streams = 0;
+    {
+      const { page, context } = await openUi(browser, server.url, { seed: missing, hash: "status", colorScheme });
+      const file = join(out, `status-fda-missing-${colorScheme}.png`);
+      await page.locator("[data-testid=fda]").scrollIntoViewIfNeeded();
       await page.screenshot({ path: file });
       console.log(file);
       await context.close();

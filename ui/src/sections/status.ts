@@ -53,7 +53,7 @@ export function statusSection(ctx: Ctx): Section {
   const fda = h(
     "div",
     { class: "group", attrs: { "data-testid": "fda" } },
-    h("div", { class: "row" }, h("strong", { text: "Full Disk Access" }), fdaBadge),
+    h("div", { class: "row spread" }, h("strong", { text: "Full Disk Access" }), fdaBadge),
     fdaSentence,
     h("p", { class: "msg", text: FULL_DISK_ACCESS_OWNER }),
     fdaButtons,
