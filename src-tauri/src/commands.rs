@@ -220,13 +220,18 @@ async fn open_login_items() -> Reply<()> {
     Ok(opened?)
 }
 
-/// Quit and start again, as macOS applies a Full Disk Access grant only to a new process: the
-/// engine stops in `RunEvent::Exit` (socket removed, single-instance name released), then
-/// Tauri starts the same executable with the same arguments.
+/// Quit and start again, as macOS applies a Full Disk Access grant only to a new process.
+/// Started by the login item, the service manager restarts the job (and stops this process
+/// with SIGTERM, a clean Quit); otherwise the engine stops in `RunEvent::Exit` (socket removed,
+/// single-instance name released) and Tauri starts the same executable with the same
+/// arguments.
 #[tauri::command]
-fn restart_app(app_handle: tauri::AppHandle) {
-    tracing::info!("restarting at the user's request");
-    app_handle.request_restart();
+async fn restart_app(app_handle: tauri::AppHandle) -> Reply<()> {
+    if !app::restart_through_login_item().await? {
+        tracing::info!("restarting at the user's request");
+        app_handle.request_restart();
+    }
+    Ok(())
 }
 
 /// The activity log as the window lists it: newest first (the engine keeps it oldest first).

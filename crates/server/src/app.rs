@@ -498,6 +498,23 @@ pub async fn set_start_at_login(handle: &Handle, enabled: bool) -> Result<Settin
     Ok(settings_view(handle).await)
 }
 
+/// Restart through the login item when this process is the login item's (`launchctl
+/// kickstart -k`, `systemctl --user restart`): the service manager stops this process (a
+/// SIGTERM, a clean Quit) and starts the job again. `Ok(false)` when this process was started
+/// otherwise: the caller restarts it itself. The service manager would kill a child the job's
+/// process spawned as the job ends, so that way is only for a process outside a job.
+pub async fn restart_through_login_item() -> Result<bool, AppError> {
+    if !login::running_as_login_item(Os::CURRENT) {
+        return Ok(false);
+    }
+    tracing::info!("restarting through the login item");
+    tokio::task::spawn_blocking(|| with_login_item(|item| item.restart().map(drop))?)
+        .await
+        .map_err(|e| AppError::Login(format!("the login item task failed: {e}")))?
+        .map_err(|e| AppError::Login(e.to_string()))?;
+    Ok(true)
+}
+
 /// The shim's name.
 const SHIM: &str = "tidings-mcp";
 

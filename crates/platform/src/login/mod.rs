@@ -42,6 +42,33 @@ pub const CLI_EXECUTABLE: &str = "tidings";
 /// Where the Login Items pane of System Settings opens (macOS 13+).
 pub const LOGIN_ITEMS_URL: &str = crate::panes::LOGIN_ITEMS_URL;
 
+/// Whether this process is the login item's: launchd names the job in `XPC_SERVICE_NAME`
+/// (macOS), systemd puts the unit's processes in its cgroup (Linux, `/proc/self/cgroup`). A
+/// restart must then go through the service manager, which would kill a child the process
+/// spawned itself when its job ends.
+pub fn running_as_login_item(os: Os) -> bool {
+    match os {
+        Os::MacOs => {
+            let job = std::env::var("XPC_SERVICE_NAME").unwrap_or_default();
+            is_login_item_process(os, &job)
+        }
+        Os::Linux => {
+            let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+            is_login_item_process(os, &cgroup)
+        }
+    }
+}
+
+/// [`running_as_login_item`] on what the OS says: the launchd job's name, or the cgroup file.
+pub fn is_login_item_process(os: Os, said: &str) -> bool {
+    match os {
+        Os::MacOs => said.trim() == LABEL,
+        Os::Linux => said
+            .lines()
+            .any(|line| line.trim_end().ends_with(&format!("/{}", systemd::UNIT))),
+    }
+}
+
 /// What the login item runs and for whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {

@@ -641,3 +641,21 @@ fn command_lines_quote_what_a_shell_would_split() {
     );
     assert_eq!(command_line("echo", &["it's"]), r"echo 'it'\''s'");
 }
+
+#[test]
+fn the_login_items_own_process_is_told_from_the_job_name_or_the_cgroup() {
+    assert!(is_login_item_process(Os::MacOs, "dev.tidings.Tidings"));
+    assert!(!is_login_item_process(
+        Os::MacOs,
+        "application.dev.tidings.Tidings.1234.5678"
+    ));
+    assert!(!is_login_item_process(Os::MacOs, "0"));
+    let unit = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/tidings.service\n";
+    assert!(is_login_item_process(Os::Linux, unit));
+    let terminal = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/vte-spawn-1.scope\n";
+    assert!(!is_login_item_process(Os::Linux, terminal));
+    assert!(!is_login_item_process(
+        Os::Linux,
+        "0::/my-tidings.service.d\n"
+    ));
+}
