@@ -91,7 +91,7 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
                 // them; a missing notification server is logged once, never fatal.
                 tidings_server::notices::deliver(
                     handle.notices(),
-                    std::sync::Arc::new(tidings_platform::DesktopNotifier),
+                    tidings_platform::desktop_notifier(),
                 );
                 Ok::<_, tidings_server::StartError>(handle)
             })?;
