@@ -33,7 +33,7 @@ export function statusSection(ctx: Ctx): Section {
   const openFda = h("button", { class: "btn", text: "Open Full Disk Access Settings", attrs: { type: "button", "data-testid": "open-fda" } });
   const restart = h("button", { class: "btn", text: "Restart Tidings", attrs: { type: "button", "data-testid": "restart" } });
   const fdaButtons = h("div", { class: "row" }, openFda, restart);
-  const fdaMsg = h("p", { class: "msg", attrs: { role: "status", "data-testid": "fda-msg" } });
+  const fdaMsg = h("p", { class: "msg quiet", attrs: { role: "status", "data-testid": "fda-msg" } });
   openFda.addEventListener("click", async () => {
     try {
       await call("open_full_disk_access");
