@@ -63,6 +63,8 @@ try {
     // Status before Full Disk Access is granted (docs/install-macos.md): both stores refused.
     const missing = seed();
     for (const t of missing.state.types) t.store.access = "permission_denied";
+    missing.state.types[0].store.path = "/Users/you/Library/Mail/V10/MailData/Envelope Index";
+    missing.state.types[1].store.path = "/Users/you/Library/Messages/chat.db";
     missing.state.fullDiskAccess = { state: "missing" };
     missing.state.clients = [];
     missing.state.streams = 0;
