@@ -69,5 +69,5 @@ pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};
 #[cfg(feature = "desktop-notifications")]
 pub use notifier::DesktopNotifier;
-pub use notifier::{Notifier, NotifyError, RecordingNotifier};
+pub use notifier::{Notifier, NotifyError, RecordingNotifier, desktop_notifier};
 pub use processes::{Pgrep, ProcFs, Processes, default_processes};
