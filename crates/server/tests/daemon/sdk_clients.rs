@@ -1,9 +1,11 @@
 //! The official MCP SDKs as clients of a demo daemon through the real shim. The Python SDK
 //! (`mcp`, pinned in `examples/python/requirements.txt`) runs `examples/python/events_stream.py`,
 //! which gets events through `events/stream` on 2026-07-28 and through the pull tools on
-//! 2025-11-25. The TypeScript SDK (`@modelcontextprotocol/sdk`, pinned in
-//! `examples/typescript/package-lock.json`), the one today's hosts are built on, runs
-//! `examples/typescript/pull_tools.mjs` on the pull tools. Each example skips, saying so,
+//! 2025-11-25. Of the TypeScript SDKs (pinned in `examples/typescript/package-lock.json`), the
+//! 1.x line today's hosts are built on (`@modelcontextprotocol/sdk`) runs
+//! `examples/typescript/pull_tools.mjs` on the pull tools, and the v2 client
+//! (`@modelcontextprotocol/client`) runs `examples/typescript/events_stream.mjs`, which gets
+//! events through `events/stream` on 2026-07-28. The pull-tools examples skip, saying so,
 //! against a daemon that lists no `tidings_check`; this one does.
 //!
 //! The venv and the `node_modules` live under this run's target dir and are reused;
@@ -43,7 +45,8 @@ fn python() -> PathBuf {
         .clone()
 }
 
-/// The directory holding `pull_tools.mjs` beside its `node_modules`, made once per test binary.
+/// The directory holding the `*.mjs` examples beside their `node_modules`, made once per test
+/// binary.
 fn typescript_example_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -55,8 +58,8 @@ fn typescript_example_dir() -> PathBuf {
             .expect("run scripts/typescript-sdk-deps.sh (needs bash, node and npm)");
         assert!(
             out.status.success(),
-            "installing the TypeScript SDK failed; is npm's registry reachable and node \
-             installed (scripts/install-deps.sh)?"
+            "installing the TypeScript SDKs failed; is npm's registry reachable and node 20 \
+             or later installed (scripts/install-deps.sh)?"
         );
         PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
     })
@@ -67,8 +70,17 @@ fn typescript_example_dir() -> PathBuf {
 enum Sdk {
     /// The Python SDK on a protocol era.
     Python { era: &'static str },
-    /// The TypeScript SDK (2025-11-25: the pull tools).
+    /// The TypeScript SDK 1.x (2025-11-25: the pull tools).
     TypeScript,
+    /// The TypeScript client v2 (2026-07-28: `events/stream`).
+    TypeScriptEvents,
+}
+
+/// `node` on one of the TypeScript examples, run from beside its `node_modules`.
+fn node(script: &str) -> Command {
+    let mut c = Command::new("node");
+    c.arg(typescript_example_dir().join(script));
+    c
 }
 
 /// The example for `sdk` against `daemon`, its stdout lines on a channel.
@@ -80,11 +92,8 @@ fn example(daemon: &Daemon, sdk: &Sdk, count: usize) -> (Child, Receiver<String>
                 .args(["--era", era]);
             c
         }
-        Sdk::TypeScript => {
-            let mut c = Command::new("node");
-            c.arg(typescript_example_dir().join("pull_tools.mjs"));
-            c
-        }
+        Sdk::TypeScript => node("pull_tools.mjs"),
+        Sdk::TypeScriptEvents => node("events_stream.mjs"),
     };
     let mut child = command
         .arg("--shim")
@@ -164,5 +173,13 @@ fn the_typescript_sdk_gets_events_through_the_pull_tools() {
     assert!(
         two_events_through(&Sdk::TypeScript),
         "the daemon lists the pull tools, so the TypeScript run must not skip"
+    );
+}
+
+#[test]
+fn the_typescript_client_v2_gets_events_through_events_stream() {
+    assert!(
+        two_events_through(&Sdk::TypeScriptEvents),
+        "events_stream.mjs never skips"
     );
 }
