@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves the bundle on Linux (issue 13 item 2): builds the .deb with `scripts/bundle.sh --debug`
 # (reusing the test build's debug artifacts), then checks with dpkg-deb that it holds the app
-# and both binaries, and that the packaged `tidings` and `tidings-mcp` run and print
+# and both binaries, and that all three packaged executables run and print
 # "<version> (<commit>)".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +20,11 @@ done
 unpacked=$(mktemp -d)
 trap 'rm -rf "$unpacked"' EXIT
 dpkg-deb -x "$deb" "$unpacked"
-for bin in tidings tidings-mcp; do
+for bin in tidings-app tidings tidings-mcp; do
+  # --version is answered before any window or display is touched.
   out=$("$unpacked/usr/bin/$bin" --version)
   re="^$bin ${version//./\\.} \\(([0-9a-f]+|unknown)\\)\$"
   [[ $out =~ $re ]] ||
     { echo "check-bundle: packaged $bin --version printed '$out'" >&2; exit 1; }
 done
-echo "check-bundle: $deb holds tidings-app, tidings and tidings-mcp; both binaries run"
+echo "check-bundle: $deb holds tidings-app, tidings and tidings-mcp; all three run"

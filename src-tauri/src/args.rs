@@ -10,7 +10,7 @@ use tidings_server::engine::{Config, DemoConfig};
 
 /// Tidings' menu-bar app.
 #[derive(Debug, Parser)]
-#[command(name = "tidings-app", version, about)]
+#[command(name = "tidings-app", version = tidings_platform::version::LONG, about)]
 pub struct AppArgs {
     /// Serve fixture stores with a simulator instead of Apple Mail and Messages.
     #[arg(long)]

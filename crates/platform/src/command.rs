@@ -51,6 +51,26 @@ impl CommandOutput {
     }
 }
 
+/// `program args…` as a shell would take it (for messages and dry runs): arguments with
+/// anything but plain characters are single-quoted.
+pub fn command_line(program: &str, args: &[&str]) -> String {
+    std::iter::once(program)
+        .chain(args.iter().copied())
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` as one POSIX shell word: bare when it is only safe characters, else single-quoted.
+pub fn shell_quote(text: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 /// Runs a program to completion and collects its output.
 pub trait CommandRunner: Send + Sync {
     /// Runs `program` with `args`, waits for it, and returns its exit code and output.

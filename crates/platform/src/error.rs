@@ -1,5 +1,6 @@
-//! The crate's error enums: [`PathError`] for paths and directories, [`LauncherError`] for
-//! asking the OS to start the daemon, [`LoginError`] for the login item.
+//! The crate's error enums: [`PathError`] for paths and directories, [`CommandError`] for an
+//! OS tool that could not run or said no (all a [`LauncherError`] is), [`LoginError`] for the
+//! login item.
 
 use std::path::PathBuf;
 
@@ -90,10 +91,12 @@ pub enum PathError {
     },
 }
 
-/// Why asking the OS to start the daemon failed.
+/// Why an OS tool (`launchctl`, `systemctl`) run through the [`crate::CommandRunner`] failed:
+/// it could not be started, or it ran and said no. Each names the command and quotes its
+/// stderr, so the message alone says what to look at.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum LauncherError {
+pub enum CommandError {
     /// The program could not be run at all.
     #[error("cannot run {program}: {source}")]
     Spawn {
@@ -115,6 +118,28 @@ pub enum LauncherError {
         stderr: String,
     },
 }
+
+impl CommandError {
+    /// `program` could not be started.
+    pub fn spawn(program: &str, source: std::io::Error) -> Self {
+        Self::Spawn {
+            program: program.to_owned(),
+            source,
+        }
+    }
+
+    /// `program args…` ran and exited with `output`'s failure.
+    pub fn failed(program: &str, args: &[&str], output: &crate::CommandOutput) -> Self {
+        Self::Failed {
+            command: crate::command::command_line(program, args),
+            code: output.code,
+            stderr: output.stderr_first_line(),
+        }
+    }
+}
+
+/// Why asking the OS to start the daemon failed: only the ways running `launchctl` fails.
+pub type LauncherError = CommandError;
 
 fn exit_text(code: Option<i32>) -> String {
     match code {
@@ -140,26 +165,9 @@ pub enum LoginError {
     #[error("cannot find the home directory for the login item; set HOME")]
     NoHome,
 
-    /// A program could not be run at all.
-    #[error("cannot run {program}: {source}")]
-    Spawn {
-        /// The program, e.g. `launchctl`.
-        program: String,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-
-    /// A command ran and reported failure.
-    #[error("`{command}` failed ({}){}", exit_text(*.code), stderr_text(.stderr))]
-    Failed {
-        /// The full command line.
-        command: String,
-        /// Its exit code, `None` if it was killed by a signal.
-        code: Option<i32>,
-        /// The first line of its stderr, trimmed.
-        stderr: String,
-    },
+    /// `launchctl` or `systemctl` could not be run, or said no.
+    #[error(transparent)]
+    Command(#[from] CommandError),
 
     /// Writing the agent or unit file failed (the old file, if any, is left whole).
     #[error("cannot write {}: {source}", .path.display())]

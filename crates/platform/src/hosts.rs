@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::command::shell_quote;
 use crate::paths::Os;
 
 /// The name of Tidings' entry in every host's config.
@@ -288,16 +289,6 @@ pub fn claude_mcp_add(shim: &Path, mode: Mode) -> String {
 /// The snippet for a host we do not know: the common `mcpServers` shape.
 pub fn generic_snippet(shim: &Path, mode: Mode) -> String {
     Host::ClaudeDesktop.snippet(shim, mode)
-}
-
-/// `text` as one POSIX shell word: bare when it is only safe characters, else single-quoted.
-fn shell_quote(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 /// Where the shim is, for an entry: beside the running executable (the app bundle's

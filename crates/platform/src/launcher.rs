@@ -59,18 +59,11 @@ impl<R: CommandRunner> Launcher for Launchd<R> {
         let output = self
             .runner
             .run(PROGRAM, &args)
-            .map_err(|source| LauncherError::Spawn {
-                program: PROGRAM.to_owned(),
-                source,
-            })?;
+            .map_err(|source| LauncherError::spawn(PROGRAM, source))?;
         if output.is_success() {
             return Ok(StartRequest::Requested);
         }
-        Err(LauncherError::Failed {
-            command: format!("{PROGRAM} {}", args.join(" ")),
-            code: output.code,
-            stderr: output.stderr_first_line(),
-        })
+        Err(LauncherError::failed(PROGRAM, &args, &output))
     }
 }
 

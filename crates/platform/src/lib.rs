@@ -26,7 +26,7 @@
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
 //! - [`panes`]: opening System Settings at the Full Disk Access pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
-//! - [`error`]: the crate's error enums, [`PathError`], [`LauncherError`], [`LoginError`].
+//! - [`error`]: the crate's error enums, [`PathError`], [`CommandError`], [`LauncherError`], [`LoginError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
 //! `default_*` pickers and [`paths::Os::CURRENT`] are chosen by `cfg`.
@@ -59,13 +59,15 @@ pub mod paths;
 pub mod processes;
 pub mod version;
 
-pub use command::{CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner};
-pub use error::{LauncherError, LoginError, PathError};
+pub use command::{
+    CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner, command_line,
+};
+pub use error::{CommandError, LauncherError, LoginError, PathError};
 pub use hosts::{Format, Host, Mode};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};
 #[cfg(feature = "desktop-notifications")]
 pub use notifier::DesktopNotifier;
-pub use notifier::{Notifier, NotifyError, RecordingNotifier};
+pub use notifier::{Notifier, NotifyError, RecordingNotifier, desktop_notifier};
 pub use processes::{Pgrep, ProcFs, Processes, default_processes};

@@ -45,6 +45,36 @@ impl Notifier for DesktopNotifier {
     }
 }
 
+/// The notifier a daemon or the app shows notices with: [`DesktopNotifier`] when this build
+/// has the `desktop-notifications` feature (the default of `tidings-server`), else one that
+/// says the build has none. The macOS type-check on Linux turns the feature off: its macOS
+/// backend compiles Objective-C, which needs Apple's SDK.
+pub fn desktop_notifier() -> std::sync::Arc<dyn Notifier> {
+    #[cfg(feature = "desktop-notifications")]
+    {
+        std::sync::Arc::new(DesktopNotifier)
+    }
+    #[cfg(not(feature = "desktop-notifications"))]
+    {
+        std::sync::Arc::new(NoNotifier)
+    }
+}
+
+/// A build without desktop notifications: every call says so.
+#[cfg(not(feature = "desktop-notifications"))]
+struct NoNotifier;
+
+#[cfg(not(feature = "desktop-notifications"))]
+impl Notifier for NoNotifier {
+    fn notify(&self, _title: &str, _body: &str) -> Result<(), NotifyError> {
+        Err(NotifyError {
+            message: "this build of Tidings has no desktop notifications (cargo feature \
+                      `desktop-notifications` off)"
+                .to_owned(),
+        })
+    }
+}
+
 /// A test double: records every notification, and fails each call while `failing` is set (a
 /// missing notification server).
 #[derive(Debug, Default)]

@@ -427,7 +427,7 @@ pub fn login_view() -> LoginView {
 }
 
 /// [`login_view`] on a blocking thread: it runs a command.
-async fn login_view_blocking() -> LoginView {
+pub async fn login_view_blocking() -> LoginView {
     tokio::task::spawn_blocking(login_view)
         .await
         .unwrap_or_else(|e| LoginView {

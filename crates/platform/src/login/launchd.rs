@@ -9,7 +9,7 @@
 use plist::{Dictionary, Value};
 
 use super::{APP_EXECUTABLE, LABEL, LoginState, LoginStatus, Mechanism, Plan, Session};
-use crate::error::LoginError;
+use crate::error::{CommandError, LoginError};
 
 /// The bundled agent's path inside `Contents/` (the `packaging` step puts
 /// `src-tauri/macos/LaunchAgents/dev.tidings.Tidings.plist` there).
@@ -125,7 +125,7 @@ pub(super) fn install(session: &mut Session<'_>) -> Result<(), LoginError> {
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     if !already_loaded(output.code, &stderr) {
-        return Err(super::failed("launchctl", &args, &output));
+        return Err(CommandError::failed("launchctl", &args, &output).into());
     }
     bootout(session, &plan)?;
     session.run_checked("launchctl", &args)
@@ -150,7 +150,7 @@ fn bootout(session: &mut Session<'_>, plan: &Plan) -> Result<(), LoginError> {
         if not_loaded(output.code, &stderr) {
             return Ok(());
         }
-        return Err(super::failed("launchctl", &args, &output));
+        return Err(CommandError::failed("launchctl", &args, &output).into());
     }
     // bootout returns before launchd has let go of the job.
     let options = session.options();

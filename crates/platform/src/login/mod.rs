@@ -22,8 +22,8 @@ use std::time::Duration;
 
 pub use appservice::{AppService, FakeAppService, NoAppService, ServiceState, default_app_service};
 
-use crate::command::{CommandOutput, CommandRunner};
-use crate::error::LoginError;
+use crate::command::{CommandOutput, CommandRunner, command_line};
+use crate::error::{CommandError, LoginError};
 use crate::paths::{BUNDLE_ID, Os};
 
 /// The `LaunchAgent` label (and the bundle id whose name and icon macOS shows for it).
@@ -510,10 +510,7 @@ impl Session<'_> {
         }
         self.runner
             .run(program, args)
-            .map_err(|source| LoginError::Spawn {
-                program: program.to_owned(),
-                source,
-            })
+            .map_err(|source| CommandError::spawn(program, source).into())
     }
 
     /// Like [`Session::run`], but a non-zero exit is an error naming the command and stderr.
@@ -522,7 +519,7 @@ impl Session<'_> {
         if output.is_success() {
             Ok(())
         } else {
-            Err(failed(program, args, &output))
+            Err(CommandError::failed(program, args, &output).into())
         }
     }
 
@@ -539,37 +536,6 @@ impl Session<'_> {
     /// Like [`Session::probe`] but recording nothing (status checks).
     fn ask(&self, program: &str, args: &[&str]) -> std::io::Result<CommandOutput> {
         self.runner.run(program, args)
-    }
-}
-
-/// The error for a command that ran and failed.
-fn failed(program: &str, args: &[&str], output: &CommandOutput) -> LoginError {
-    LoginError::Failed {
-        command: command_line(program, args),
-        code: output.code,
-        stderr: output.stderr_first_line(),
-    }
-}
-
-/// `program args…` as a shell would take it: arguments with anything but plain characters
-/// are single-quoted.
-pub fn command_line(program: &str, args: &[&str]) -> String {
-    std::iter::once(program)
-        .chain(args.iter().copied())
-        .map(shell_quote)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn shell_quote(arg: &str) -> String {
-    let plain = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._:@%+=,-".contains(c));
-    if plain {
-        arg.to_owned()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
     }
 }
 

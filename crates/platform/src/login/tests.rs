@@ -320,7 +320,9 @@ fn a_missing_launchctl_is_a_spawn_error() {
     runner.push_error(std::io::ErrorKind::NotFound);
     let item = LoginItem::new(plan(Os::MacOs, home.path(), APP), &runner, &NoAppService);
     let err = item.restart().unwrap_err();
-    assert!(matches!(err, LoginError::Spawn { ref program, .. } if program == "launchctl"));
+    assert!(
+        matches!(err, LoginError::Command(CommandError::Spawn { ref program, .. }) if program == "launchctl")
+    );
 }
 
 #[test]

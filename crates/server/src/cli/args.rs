@@ -79,8 +79,9 @@ pub struct DoctorArgs {
     pub socket: Option<PathBuf>,
 
     /// Check a demo directory (`tidings serve --demo --data-dir DIR`): its fake home, its
-    /// settings.toml and its socket.
-    #[arg(long, value_name = "DIR")]
+    /// settings.toml and its socket. `--data-dir`, serve's name for the same directory, is
+    /// taken too.
+    #[arg(long, value_name = "DIR", alias = "data-dir")]
     pub demo_dir: Option<PathBuf>,
 
     /// Also print what a bug report needs (no personal data).
@@ -545,6 +546,17 @@ mod tests {
         let parse = |args: &[&str]| Cli::try_parse_from(["tidings", "serve"].iter().chain(args));
         assert!(parse(&["--conformance-controls"]).is_err());
         assert!(parse(&["--demo", "--conformance-controls"]).is_ok());
+    }
+
+    #[test]
+    fn doctor_takes_the_demo_directory_by_serves_name_too() {
+        for flag in ["--demo-dir", "--data-dir"] {
+            let cli = Cli::try_parse_from(["tidings", "doctor", flag, "/tmp/d"]).unwrap();
+            let Command::Doctor(args) = cli.command else {
+                panic!("not doctor: {cli:?}");
+            };
+            assert_eq!(args.demo_dir, Some(PathBuf::from("/tmp/d")));
+        }
     }
 
     #[test]

@@ -208,7 +208,10 @@ pub async fn run_clients(args: ClientsArgs) -> anyhow::Result<()> {
     for host in &hosts {
         let configured = match (&host.problem, host.configured) {
             (Some(problem), _) => format!("unreadable: {problem}"),
-            (None, Some(mode)) => format!("configured ({mode})"),
+            // An events entry and a tools entry are the same command line (the shim serves
+            // both), so the file cannot say which was chosen: say what it gives.
+            (None, Some("channel")) => "configured (channel)".to_owned(),
+            (None, Some(_)) => "configured (events + tools)".to_owned(),
             (None, None) => "not configured".to_owned(),
         };
         let connected = match host.connected {

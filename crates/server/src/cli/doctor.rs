@@ -189,29 +189,38 @@ async fn gather(home: &Path, settings_path: &Path, socket: &Path) -> Findings {
         settings: Settings::load(settings_path),
         local_stores,
         http_reachable,
-        login: tidings_server::app::login_view(),
+        login: tidings_server::app::login_view_blocking().await,
         clients: clients().await,
     }
 }
 
-/// Every host with a Tidings entry, checked the way the host would start it.
+/// Every host with a Tidings entry, checked the way the host would start it. The checks run
+/// side by side: each may wait up to [`connect::verify::TIMEOUT`] for a handshake, and a
+/// user with three broken entries should wait once, not three times.
 async fn clients() -> Vec<(&'static str, Result<Verification, String>)> {
-    let mut out = Vec::new();
-    for host in Host::ALL {
+    let mut checks = tokio::task::JoinSet::new();
+    for (order, host) in Host::ALL.into_iter().enumerate() {
         let Some(target) = connect::Target::current(host) else {
             continue;
         };
         match connect::configured(&target) {
             Ok(None) => {}
             Ok(Some(entry)) => {
-                let mode = Mode::of_args(&entry.args);
-                let check = connect::verify(&entry, mode, connect::verify::TIMEOUT).await;
-                out.push((host.id(), Ok(check)));
+                checks.spawn(async move {
+                    let mode = Mode::of_args(&entry.args);
+                    let check = connect::verify(&entry, mode, connect::verify::TIMEOUT).await;
+                    (order, host.id(), Ok(check))
+                });
             }
-            Err(e) => out.push((host.id(), Err(e.to_string()))),
+            Err(e) => {
+                let failure = e.to_string();
+                checks.spawn(async move { (order, host.id(), Err(failure)) });
+            }
         }
     }
-    out
+    let mut out: Vec<_> = checks.join_all().await;
+    out.sort_by_key(|(order, _, _)| *order);
+    out.into_iter().map(|(_, id, check)| (id, check)).collect()
 }
 
 /// `tidings/status` from the daemon on `socket`.

@@ -57,10 +57,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.http = http_config(&args);
     let handle = Tidings::start(config)?;
     // The user's notices as desktop notifications; no notification server is logged once.
-    tidings_server::notices::deliver(
-        handle.notices(),
-        std::sync::Arc::new(tidings_platform::DesktopNotifier),
-    );
+    tidings_server::notices::deliver(handle.notices(), tidings_platform::desktop_notifier());
     if let Some(demo) = handle.demo() {
         output::out(how_to_connect(demo, handle.socket_path()));
     } else {

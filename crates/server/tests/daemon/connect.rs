@@ -308,7 +308,7 @@ fn clients_lists_configured_and_connected_now() {
     assert!(out.status.success(), "{out:?}");
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("claude-code     configured (tools), connected now (1)"),
+        stdout.contains("claude-code     configured (events + tools), connected now (1)"),
         "{stdout}"
     );
     assert!(

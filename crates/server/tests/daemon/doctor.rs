@@ -4,19 +4,48 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
-use crate::common::{Daemon, tidings_bin};
+use crate::common::{Daemon, WAIT, tidings_bin};
 
-/// `tidings doctor --demo-dir <dir> <extra>`.
+/// `tidings doctor --demo-dir <dir> <extra>`, with a home of its own (inside `dir`) so the
+/// login item and client checks never read this machine's real files.
 fn doctor(dir: &Path, extra: &[&str]) -> Output {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
     Command::new(tidings_bin())
         .arg("doctor")
         .arg("--demo-dir")
         .arg(dir)
         .args(extra)
         .env_remove("TIDINGS_SOCKET")
+        .env_remove("XDG_CONFIG_HOME")
+        .env("HOME", &home)
         .output()
         .expect("run tidings doctor")
+}
+
+/// Waits until the daemon has checked both stores once: before that, doctor rightly warns
+/// "not checked yet".
+fn wait_for_store_checks(daemon: &Daemon) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let status = daemon
+            .socket_call("tidings/status")
+            .expect("tidings/status answers");
+        let types = status["result"]["types"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if !types.is_empty() && types.iter().all(|t| t["store"]["access"] != "not_checked") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stores still unchecked: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -26,6 +55,7 @@ fn text(out: &Output) -> String {
 #[test]
 fn a_healthy_demo_passes_every_check() {
     let daemon = Daemon::start();
+    wait_for_store_checks(&daemon);
     let out = doctor(&daemon.dir, &[]);
     let stdout = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{:?}", out.stderr);

@@ -59,8 +59,6 @@ mod log_file;
 mod poll_roundtrip;
 // The serve process's output: a cancel is not an error; a failing stdout or stderr is survived.
 mod process_output;
-// The official Python MCP SDK through the shim: events/stream and the pull tools.
-mod python_sdk;
 // The pull tools on a legacy session and on 2026-07-28, the clamp, `tidings check --consumer`.
 mod pull_tools;
 // Requests the daemon refuses, each with its code and `data`.
@@ -69,6 +67,9 @@ mod request_errors;
 mod restart_resume;
 // `tidings connect|disconnect|clients` on temporary homes, checked through the real shim.
 mod connect;
+// The official Python and TypeScript MCP SDKs through the shim: events/stream and the pull
+// tools.
+mod sdk_clients;
 // The shim with no daemon behind the socket.
 mod shim_no_daemon;
 // Commits that become visible late (a held writer with a slow flush) are delivered promptly.

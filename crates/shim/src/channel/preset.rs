@@ -118,7 +118,7 @@ pub fn load_from(path: &Path, name: &str) -> Result<Preset, PresetError> {
     })?;
     let mut presets = parsed.channel.presets;
     let known = presets.keys().cloned().collect::<Vec<_>>().join(", ");
-    let preset = presets.remove(name).ok_or_else(|| PresetError::Unknown {
+    let mut preset = presets.remove(name).ok_or_else(|| PresetError::Unknown {
         name: name.to_owned(),
         path: path.to_path_buf(),
         known: if known.is_empty() {
@@ -133,6 +133,14 @@ pub fn load_from(path: &Path, name: &str) -> Result<Preset, PresetError> {
             ty: ty.clone(),
         });
     }
+    // A type named twice would open two streams of the same events, as `--type` twice
+    // does not: keep the first of each.
+    let mut seen = Vec::with_capacity(preset.types.len());
+    preset.types.retain(|t| {
+        let first = !seen.contains(t);
+        seen.push(t.clone());
+        first
+    });
     Ok(preset)
 }
 
@@ -156,6 +164,16 @@ mod tests {
         let preset = load_from(&path, "work").unwrap();
         assert_eq!(preset.types, ["mail.received"]);
         assert_eq!(preset.domains, ["acme.com"]);
+    }
+
+    #[test]
+    fn a_type_named_twice_opens_one_stream() {
+        let (_dir, path) = write(
+            "[channel.presets.all]\ntypes = [\"messages.received\", \"mail.received\", \
+             \"messages.received\"]\n",
+        );
+        let preset = load_from(&path, "all").unwrap();
+        assert_eq!(preset.types, ["messages.received", "mail.received"]);
     }
 
     #[test]

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Lays out examples/typescript with its pinned TypeScript MCP SDK installed (npm ci) in DIR,
+# and prints DIR. Used by crates/server/tests/daemon/sdk_clients.rs; reinstalls only when the
+# lockfile changed. The script is copied beside node_modules because node resolves packages
+# from the script's own directory. Usage: scripts/typescript-sdk-deps.sh DIR
+set -euo pipefail
+dir=${1:?usage: typescript-sdk-deps.sh DIR}
+src="$(cd "$(dirname "$0")/.." && pwd)/examples/typescript"
+mkdir -p "$dir"
+if [ ! -d "$dir/node_modules" ] || ! cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
+  cp "$src/package.json" "$src/package-lock.json" "$dir/"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+cp "$src"/*.mjs "$dir/"
+echo "$dir"
