@@ -55,7 +55,7 @@ pub use event::{EventType, Occurrence};
 pub use poll::{Batch, Clock, Engine, Limits, PollOutcome, Start, SystemClock};
 pub use request::{Filter, Subscription, SubscriptionParams};
 pub use settings::{HttpSettings, Settings};
-pub use shared::Shared;
+pub use shared::{Pick, Picks, Shared};
 pub use stores::profile::{
     SchemaProfile, TableProfile, profile as store_profile, round_two_digits,
 };

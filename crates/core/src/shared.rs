@@ -137,36 +137,71 @@ impl Shared {
             && self.facts.rows.len() == self.batch.events.len()
     }
 
+    /// Every event the read found, unfiltered, in order: what [`Pick::Same`] indexes.
+    pub fn events(&self) -> &[Occurrence] {
+        &self.batch.events
+    }
+
     /// What [`Engine::next`] would answer for `sub` at `at`, up to this read's cursor: its
     /// events after `at`, filtered in memory exactly as the SQL would. `None` when this read
     /// does not cover `at` ([`Shared::covers`]) or is of another type; the stream then reads
     /// on its own.
     pub fn batch_for(&self, sub: &Subscription, at: Cursor) -> Option<Batch> {
-        if sub.event_type() != self.event_type || !self.covers(at) {
-            return None;
-        }
-        if self.batch.truncated {
-            return Some(self.batch.clone());
-        }
-        let mut events = Vec::new();
-        for (event, facts) in self.batch.events.iter().zip(&self.facts.rows) {
-            if facts.rowid() <= at.rowid {
-                continue;
-            }
-            if let Some(event) = self.deliver(sub.filter(), event, facts) {
-                events.push(event);
-            }
-        }
+        let picks = self.picks_for(sub, at)?;
         Some(Batch {
-            events,
-            cursor: self.batch.cursor,
-            has_more: self.batch.has_more,
-            truncated: false,
+            events: picks
+                .picks
+                .into_iter()
+                .map(|pick| match pick {
+                    Pick::Same(index) => self.batch.events[index].clone(),
+                    Pick::Own(event) => event,
+                })
+                .collect(),
+            cursor: picks.cursor,
+            has_more: picks.has_more,
+            truncated: picks.truncated,
         })
     }
 
-    /// `event` as `filter` would have it, or `None` when the filter keeps it out.
-    fn deliver(&self, filter: &Filter, event: &Occurrence, facts: &RowFacts) -> Option<Occurrence> {
+    /// [`Shared::batch_for`] without copying: each event `sub` gets is named by its index in
+    /// [`Shared::events`] when it goes out as read (so a caller can encode it once for every
+    /// stream), and given whole only when this subscription sees it otherwise (a mailbox
+    /// filter names the mailbox it asked for).
+    pub fn picks_for(&self, sub: &Subscription, at: Cursor) -> Option<Picks> {
+        if sub.event_type() != self.event_type || !self.covers(at) {
+            return None;
+        }
+        let mut picks = Vec::new();
+        if self.batch.truncated {
+            picks.extend((0..self.batch.events.len()).map(Pick::Same));
+        } else {
+            for (index, (event, facts)) in
+                self.batch.events.iter().zip(&self.facts.rows).enumerate()
+            {
+                if facts.rowid() <= at.rowid {
+                    continue;
+                }
+                if let Some(pick) = self.deliver(sub.filter(), index, event, facts) {
+                    picks.push(pick);
+                }
+            }
+        }
+        Some(Picks {
+            picks,
+            cursor: self.batch.cursor,
+            has_more: self.batch.has_more,
+            truncated: self.batch.truncated,
+        })
+    }
+
+    /// Event `index` as `filter` would have it, or `None` when the filter keeps it out.
+    fn deliver(
+        &self,
+        filter: &Filter,
+        index: usize,
+        event: &Occurrence,
+        facts: &RowFacts,
+    ) -> Option<Pick> {
         match (filter, facts) {
             (Filter::Mail(f), RowFacts::Mail { sender, .. }) => {
                 if !senders_pass(&f.senders, sender.as_deref())
@@ -174,13 +209,13 @@ impl Shared {
                 {
                     return None;
                 }
-                self.mail_places(f, event, facts)
+                self.mail_places(f, index, event, facts)
             }
             (Filter::Messages(f), RowFacts::Messages { handle, .. }) => {
                 let pass = senders_pass(&f.senders, handle.as_deref())
                     && senders_pass(&f.allow, handle.as_deref())
                     && messages_places(f, facts);
-                pass.then(|| event.clone())
+                pass.then_some(Pick::Same(index))
             }
             _ => None,
         }
@@ -191,9 +226,10 @@ impl Shared {
     fn mail_places(
         &self,
         f: &MailFilter,
+        index: usize,
         event: &Occurrence,
         facts: &RowFacts,
-    ) -> Option<Occurrence> {
+    ) -> Option<Pick> {
         let RowFacts::Mail {
             candidates,
             copies,
@@ -212,7 +248,7 @@ impl Shared {
             return None;
         }
         if f.mailboxes.is_empty() {
-            return Some(event.clone());
+            return Some(Pick::Same(index));
         }
         let wanted =
             |id: &i64| mailbox(id).is_some_and(|mb| f.mailboxes.iter().any(|r| names(r, mb)));
@@ -224,8 +260,30 @@ impl Shared {
             event.data["mailbox"] = sanitize(&mb.path, MAX_NAME_CHARS).into();
             event.data["account"] = mb.account_name.clone().into();
         }
-        Some(event)
+        Some(Pick::Own(event))
     }
+}
+
+/// The events of a [`Shared`] read one subscription gets, as [`Shared::picks_for`] names them.
+#[derive(Debug)]
+pub struct Picks {
+    /// In order.
+    pub picks: Vec<Pick>,
+    /// As [`Batch::cursor`].
+    pub cursor: Cursor,
+    /// As [`Batch::has_more`].
+    pub has_more: bool,
+    /// As [`Batch::truncated`].
+    pub truncated: bool,
+}
+
+/// One event of [`Picks`].
+#[derive(Debug)]
+pub enum Pick {
+    /// [`Shared::events`]`[i]`, exactly as read.
+    Same(usize),
+    /// An event as this subscription alone sees it.
+    Own(Occurrence),
 }
 
 impl Facts {

@@ -10,7 +10,8 @@
 //!    this process polling `PRAGMA data_version` every 0.1 ms (the floor: when the commit
 //!    became visible).
 //!
-//! `cargo bench -p tidings-server --bench hub`. Figures are kept in docs/benchmarks.md.
+//! `cargo bench -p tidings-server --bench hub`; `TIDINGS_BENCH_BIN` runs another build of
+//! `tidings` (the tree before a change) under the same load. Figures are kept in docs/benchmarks.md.
 
 // Statistics over timings and counts: float conversions of small integers are exact enough.
 #![allow(clippy::too_many_lines)]
@@ -59,7 +60,10 @@ fn main() {
     )
     .expect("chmod");
     let socket = dir.path().join("tidings.sock");
-    let mut daemon = Command::new(env!("CARGO_BIN_EXE_tidings"))
+    // `TIDINGS_BENCH_BIN` measures another build (the tree before a change) with this bench.
+    let bin = std::env::var_os("TIDINGS_BENCH_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_tidings").into());
+    let mut daemon = Command::new(bin)
         .args(["serve", "--demo", "--simulate", "off", "--data-dir"])
         .arg(dir.path())
         .stdout(Stdio::null())

@@ -179,6 +179,10 @@ pub(crate) struct ConnectionState {
     /// When the client last sent a line (ms on [`clock`]); the socket's cap evicts the
     /// connection idle longest first.
     last_active: AtomicU64,
+    /// A socket connection's queue of whole frames to the client (weak: it must not keep the
+    /// writer alive), which its streams write their notifications to themselves, each frame
+    /// encoded once per event for every stream (`events/stream.rs`). Unset over HTTP.
+    direct: OnceLock<tokio::sync::mpsc::WeakSender<Vec<u8>>>,
 }
 
 /// Milliseconds since the first call: a cheap monotonic clock for `last_active`.
@@ -241,7 +245,18 @@ impl ConnectionState {
             revocation: OnceLock::new(),
             live_ids: None,
             last_active: AtomicU64::new(clock()),
+            direct: OnceLock::new(),
         }
+    }
+
+    /// Give the connection's streams the writer's queue (the socket framer does, once).
+    pub(crate) fn set_direct(&self, frames: &tokio::sync::mpsc::Sender<Vec<u8>>) {
+        let _ = self.direct.set(frames.downgrade());
+    }
+
+    /// The writer's queue, when this is a socket connection.
+    pub(crate) fn direct(&self) -> Option<tokio::sync::mpsc::WeakSender<Vec<u8>>> {
+        self.direct.get().cloned()
     }
 
     /// The engine's id for this client (as `State.clients` lists it).

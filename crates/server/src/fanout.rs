@@ -4,7 +4,8 @@
 //! stream to ask after a change reads the store's new rows once, unfiltered
 //! ([`Engine::read_shared`], on the blocking pool); the others wait for that read (one async
 //! lock per store, so reads do not pile up) and take their own events from it in memory
-//! ([`Shared::batch_for`]). The last [`KEPT_READS`] reads are kept, so a stream a few reads
+//! ([`Shared::picks_for`]), each event encoded to JSON once for all of them
+//! ([`SharedRead::encoded`]). The last [`KEPT_READS`] reads are kept, so a stream a few reads
 //! behind (a slow writer) still takes from memory; one further behind gets `None` and drains
 //! on its own with `Engine::next` until it is back at the head. Each stream still writes its
 //! own frames on its own task, so a slow connection holds back only itself.
@@ -13,9 +14,11 @@
 //! for streams at once, whatever the number of streams (each store has one lock anyway).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use tidings_core::{Batch, Cursor, Engine, EventType, Shared, StoreError, Subscription};
+use tidings_core::{
+    Cursor, Engine, EventType, Occurrence, Picks, Shared, StoreError, Subscription,
+};
 use tokio::sync::{Mutex, Semaphore, SemaphorePermit, watch};
 
 /// Reads kept per store for streams a little behind.
@@ -43,7 +46,38 @@ pub struct Fanout {
 /// One store's recent reads, newest last, each with the hub generation it began at.
 #[derive(Default)]
 struct Reads {
-    kept: VecDeque<(u64, Arc<Shared>)>,
+    kept: VecDeque<(u64, Arc<SharedRead>)>,
+}
+
+/// One shared read and the JSON of its events, each encoded by the first stream that writes
+/// it and reused by every other.
+pub struct SharedRead {
+    shared: Shared,
+    /// `None`: the event could not be encoded (each stream then reports it as ever).
+    encoded: Vec<OnceLock<Option<Arc<[u8]>>>>,
+}
+
+impl SharedRead {
+    fn new(shared: Shared) -> SharedRead {
+        let encoded = shared.events().iter().map(|_| OnceLock::new()).collect();
+        SharedRead { shared, encoded }
+    }
+
+    /// Event `index` of the read.
+    pub fn event(&self, index: usize) -> &Occurrence {
+        &self.shared.events()[index]
+    }
+
+    /// Event `index` as JSON (the `Occurrence` object), encoded once for every stream.
+    pub fn encoded(&self, index: usize) -> Result<Arc<[u8]>, serde_json::Error> {
+        let cached = self.encoded[index]
+            .get_or_init(|| serde_json::to_vec(self.event(index)).ok().map(Arc::from));
+        match cached {
+            Some(json) => Ok(Arc::clone(json)),
+            // Encode again for the error itself (it cannot be kept: not `Clone`).
+            None => serde_json::to_vec(self.event(index)).map(Arc::from),
+        }
+    }
 }
 
 impl Fanout {
@@ -67,7 +101,7 @@ impl Fanout {
         at: Cursor,
         seen: u64,
         wake: &watch::Receiver<u64>,
-    ) -> Option<Result<Batch, StoreError>> {
+    ) -> Option<Result<(Arc<SharedRead>, Picks), StoreError>> {
         let ty = sub.event_type();
         let mut reads = self.stores[ty.index()].lock().await;
         let covering = |reads: &Reads| {
@@ -75,17 +109,18 @@ impl Fanout {
                 .kept
                 .iter()
                 .rev()
-                .find(|(generation, r)| *generation >= seen && r.covers(at))
+                .find(|(generation, r)| *generation >= seen && r.shared.covers(at))
                 .map(|(_, r)| Arc::clone(r))
         };
         if let Some(read) = covering(&reads) {
             // Matched outside the lock: a thousand streams match one read side by side.
             drop(reads);
-            return read.batch_for(sub, at).map(Ok);
+            let picks = read.shared.picks_for(sub, at)?;
+            return Some(Ok((read, picks)));
         }
         // Behind every read kept: drain on its own, rather than read old rows for everyone.
         let behind = reads.kept.front().is_some_and(|(_, oldest)| {
-            oldest.cursor().is_in(at.identity) && at.rowid < oldest.after().rowid
+            oldest.shared.cursor().is_in(at.identity) && at.rowid < oldest.shared.after().rowid
         });
         if behind {
             return None;
@@ -96,7 +131,7 @@ impl Fanout {
         let read = tokio::task::spawn_blocking(move || engine.read_shared(ty, at)).await;
         drop(permit);
         let read = match read {
-            Ok(Ok(read)) => Arc::new(read),
+            Ok(Ok(read)) => Arc::new(SharedRead::new(read)),
             Ok(Err(e)) => return Some(Err(e)),
             Err(e) => {
                 tracing::warn!(error = %e, "shared read failed");
@@ -108,6 +143,44 @@ impl Fanout {
         }
         reads.kept.push_back((generation, Arc::clone(&read)));
         drop(reads);
-        read.batch_for(sub, at).map(Ok)
+        let picks = read.shared.picks_for(sub, at)?;
+        Some(Ok((read, picks)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tidings_core::{Limits, StorePaths};
+    use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
+
+    #[test]
+    fn each_event_of_a_read_is_encoded_once_for_every_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = MacHome::new(dir.path());
+        let mut mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
+        let acct = mail
+            .add_account("me@example.com", tidings_fixtures::AccountKind::Imap)
+            .unwrap();
+        let inbox = mail.add_mailbox(&acct, "INBOX").unwrap();
+        mail.append(&NewMail::new(
+            Addr::new("ana@example.com", "Ana"),
+            "hello",
+            inbox,
+            Some(1_700_000_000),
+        ))
+        .unwrap();
+        let engine = Engine::new(&StorePaths::for_home(dir.path()), Limits::default());
+        let ty = EventType::MailReceived;
+        let from = Cursor {
+            identity: engine.stamp(ty).unwrap().identity,
+            rowid: 0,
+        };
+        let read = SharedRead::new(engine.read_shared(ty, from).unwrap());
+        let first = read.encoded(0).unwrap();
+        // A second stream gets the very bytes the first one encoded, not an encoding of its own.
+        assert!(Arc::ptr_eq(&first, &read.encoded(0).unwrap()));
+        let event: serde_json::Value = serde_json::from_slice(&first).unwrap();
+        assert_eq!(event, serde_json::to_value(read.event(0)).unwrap());
     }
 }

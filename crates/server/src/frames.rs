@@ -49,8 +49,10 @@ use split::{Piece, Splitter};
 
 /// Bytes buffered between the framer and rmcp in each direction.
 const DUPLEX_BYTES: usize = 64 * 1024;
-/// Whole frames waiting for the client; beyond this rmcp waits.
-const OUTBOUND_FRAMES: usize = 16;
+/// Whole frames waiting for the client; beyond this rmcp (and each stream) waits.
+const OUTBOUND_FRAMES: usize = 32;
+/// The writer joins waiting frames into one write up to about this many bytes.
+const WRITE_BATCH_BYTES: usize = 64 * 1024;
 /// How much the reader asks the socket for at a time.
 const READ_CHUNK: usize = 16 * 1024;
 /// Notifications and responses held before the lifecycle begins; more are dropped (none of
@@ -97,6 +99,8 @@ where
     let (rmcp_io, pump_io) = tokio::io::duplex(DUPLEX_BYTES);
     let (from_rmcp, to_rmcp) = tokio::io::split(pump_io);
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTBOUND_FRAMES);
+    // Streams write their own frames here, behind what they sent before (docs in stream.rs).
+    conn.set_direct(&out_tx);
     let closed = conn.closed.clone();
     let reader = tokio::spawn(read_client(
         client_r,
@@ -294,7 +298,24 @@ async fn write_client<W: AsyncWrite + Unpin>(
     mut frames: mpsc::Receiver<Vec<u8>>,
     closed: CancellationToken,
 ) {
-    while let Some(frame) = frames.recv().await {
+    let mut batch = Vec::new();
+    while let Some(mut frame) = frames.recv().await {
+        // The frames already waiting go out with this one, in one write: a fan-out puts a
+        // frame for each of the connection's streams in the queue at once. One yield first
+        // lets the streams woken with this one queue theirs (each write wakes the client).
+        if frames.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        if !frames.is_empty() {
+            batch.clear();
+            batch.append(&mut frame);
+            while batch.len() < WRITE_BATCH_BYTES
+                && let Ok(mut next) = frames.try_recv()
+            {
+                batch.append(&mut next);
+            }
+            std::mem::swap(&mut frame, &mut batch);
+        }
         if client.write_all(&frame).await.is_err() || client.flush().await.is_err() {
             tracing::debug!("client stopped reading; closing the connection");
             closed.cancel();

@@ -13,13 +13,17 @@
 //! for [`FOLLOW_FOR`] (docs/architecture.md, "The check schedule"). While a stream is live it
 //! also checks every `live_check`; with no stream and no event, only the safety tick runs.
 //!
+//! With no stream on a store, nobody waits for its changes: checks are [`IDLE_SPACING`] apart
+//! and the watcher's thread pauses as long after each event, so a writer committing a
+//! thousand times a second costs the daemon a few wake-ups a second, not several per commit.
+//!
 //! The `tidings::latency` target (debug) traces each change: file event, stamp changed (with
 //! the time since the event), and, in the stream, rows read and frames written.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
@@ -47,10 +51,13 @@ const FAST_FOLLOW: [Duration; 6] = [
     Duration::from_micros(400),
     Duration::from_micros(600),
 ];
-/// With no stream waiting, checks driven by file events are at least this far apart: nobody
-/// waits for them, and a writer committing 1,000 times a second then costs at most one stamp
-/// per commit, not one per file event.
-const IDLE_SPACING: Duration = Duration::from_millis(1);
+/// With no stream waiting, checks (after file events or on the follow schedule) are at least
+/// this far apart: nobody waits for them (the state's last change, the backfill guard's first
+/// sighting and a rebuild notice can be this late), and a writer committing 1,000 times a
+/// second then costs 20 stamps a second, not one per commit. While the hub waits out the
+/// spacing, file events only leave the store's one stored permit: no thread is woken for
+/// them. A stream subscribing ends the wait at once.
+const IDLE_SPACING: Duration = Duration::from_millis(50);
 /// The first re-check after an event or a change; each following gap doubles up to
 /// [`FOLLOW_GAP_MAX`]. The early checks find a fast commit within milliseconds.
 const FOLLOW_GAP_MIN: Duration = Duration::from_millis(1);
@@ -72,8 +79,9 @@ enum Health {
 
 struct Store {
     path: PathBuf,
-    /// Bumped when the store changed (or failed differently); streams wait on it.
-    wake: watch::Sender<u64>,
+    /// Bumped when the store changed (or failed differently); streams wait on it. Shared with
+    /// the watcher callback, which asks whether any stream waits.
+    wake: Arc<watch::Sender<u64>>,
     /// Set by the watcher callback; one stored permit coalesces a burst.
     kick: Arc<Notify>,
     /// Set when a stream subscribes, so the task starts its live checks.
@@ -102,6 +110,36 @@ struct HubInner {
     changes: watch::Sender<u64>,
     /// A store was rebuilt: read good under one file, then under another.
     rebuilds: broadcast::Sender<EventType>,
+    /// Bumped (and signalled) on every subscription, to end a watcher's idle pause at once.
+    subscriptions: Arc<Subscriptions>,
+}
+
+/// A count of subscriptions and its condition variable: the watcher threads' idle pause waits
+/// on it, so a stream that subscribes during a pause is not kept waiting for it.
+#[derive(Default)]
+struct Subscriptions {
+    count: Mutex<u64>,
+    signal: Condvar,
+}
+
+impl Subscriptions {
+    fn bump(&self) {
+        *lock(&self.count) += 1;
+        self.signal.notify_all();
+    }
+
+    fn current(&self) -> u64 {
+        *lock(&self.count)
+    }
+
+    /// Block the calling (watcher) thread for `pause`, or until a subscription after `seen`
+    /// (a [`current`](Subscriptions::current) count) comes.
+    fn pause(&self, seen: u64, pause: Duration) {
+        let count = lock(&self.count);
+        let _ = self
+            .signal
+            .wait_timeout_while(count, pause, |now| *now == seen);
+    }
 }
 
 /// The store watchers and change checks; cheap to clone.
@@ -125,7 +163,7 @@ impl Hub {
             .into_iter()
             .map(|ty| Store {
                 path: paths.database(ty).to_owned(),
-                wake: watch::Sender::new(0),
+                wake: Arc::new(watch::Sender::new(0)),
                 kick: Arc::new(Notify::new()),
                 subscribed: Notify::new(),
                 health: Mutex::new(Health::Unchecked),
@@ -143,6 +181,7 @@ impl Hub {
                 shutdown,
                 changes: watch::Sender::new(0),
                 rebuilds: broadcast::Sender::new(8),
+                subscriptions: Arc::default(),
             }),
         };
         for ty in EventType::ALL {
@@ -157,6 +196,7 @@ impl Hub {
         let store = self.store(ty);
         let rx = store.wake.subscribe();
         store.subscribed.notify_one();
+        self.inner.subscriptions.bump();
         rx
     }
 
@@ -271,14 +311,36 @@ impl Hub {
                     fresh = true;
                     gap = FOLLOW_GAP_MIN;
                     still_since = Instant::now();
-                    if store.wake.receiver_count() == 0 {
-                        tokio::time::sleep_until(checked_at + IDLE_SPACING).await;
-                    }
+                    self.idle_pause(ty, checked_at).await;
                 }
-                () = tokio::time::sleep(gap.min(until - now)) => {
+                () = tokio::time::sleep(gap.min(until - now).max(self.idle_gap(ty))) => {
                     gap = (gap * 2).min(FOLLOW_GAP_MAX);
                 }
             }
+        }
+    }
+
+    /// The least gap between two checks of the schedule: [`IDLE_SPACING`] while no stream
+    /// waits on the store, else none.
+    fn idle_gap(&self, ty: EventType) -> Duration {
+        if self.store(ty).wake.receiver_count() == 0 {
+            IDLE_SPACING
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// While no stream waits on the store, wait until [`IDLE_SPACING`] after the last check
+    /// (`checked_at`), or until a stream subscribes, whichever comes first.
+    async fn idle_pause(&self, ty: EventType, checked_at: Instant) {
+        let store = self.store(ty);
+        if store.wake.receiver_count() > 0 {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep_until(checked_at + IDLE_SPACING) => {}
+            () = store.subscribed.notified() => {}
+            () = self.inner.shutdown.cancelled() => {}
         }
     }
 
@@ -372,24 +434,42 @@ impl Hub {
         if identity.is_none() {
             return;
         }
-        let targets: Vec<(Vec<OsString>, Arc<Notify>)> = self
+        let targets: Vec<Target> = self
             .inner
             .stores
             .iter()
             .filter(|s| s.path.parent() == Some(dir.as_path()))
-            .filter_map(|s| Some((store_names(&s.path)?, s.kick.clone())))
+            .filter_map(|s| {
+                Some(Target {
+                    names: store_names(&s.path)?,
+                    kick: s.kick.clone(),
+                    wake: s.wake.clone(),
+                })
+            })
             .collect();
+        let subscriptions = self.inner.subscriptions.clone();
         let handler = move |res: notify::Result<notify::Event>| {
             let Ok(event) = res else { return };
+            // Read before the receiver counts: a stream subscribing after them ends the pause.
+            let seen = subscriptions.current();
+            let mut kicked = false;
             for path in &event.paths {
                 let Some(name) = path.file_name() else {
                     continue;
                 };
-                for (names, kick) in &targets {
-                    if names.iter().any(|n| n == name) {
-                        kick.notify_one();
+                for target in &targets {
+                    if target.names.iter().any(|n| n == name) {
+                        target.kick.notify_one();
+                        kicked = true;
                     }
                 }
+            }
+            // Nobody waits on these stores: hold this (the watcher's own) thread for the idle
+            // spacing, so the events of a burst queue up in the kernel, where identical ones
+            // merge, and are read in one wake-up, instead of waking a thread per write. The
+            // hub checks an idle store no more often anyway (`IDLE_SPACING`).
+            if kicked && targets.iter().all(|t| t.wake.receiver_count() == 0) {
+                subscriptions.pause(seen, IDLE_SPACING);
             }
         };
         let watcher = notify::recommended_watcher(handler).and_then(|mut w| {
@@ -406,6 +486,15 @@ impl Hub {
             }
         }
     }
+}
+
+/// What a directory's watcher callback knows of one store in the directory.
+struct Target {
+    /// The db, `-wal` and `-shm` names.
+    names: Vec<OsString>,
+    kick: Arc<Notify>,
+    /// Whether a stream waits on the store (its receiver count).
+    wake: Arc<watch::Sender<u64>>,
 }
 
 /// A file event arrived: trace it and return when it came, for the latency trace.
@@ -512,6 +601,65 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(5), rx.changed())
             .await
             .expect("a rebuild wakes the store")
+            .unwrap();
+        shutdown.cancel();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_idle_burst_is_seen_to_its_end_and_a_stream_after_it_is_woken() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = MacHome::new(dir.path());
+        let mut mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
+        let acct = mail
+            .add_account("me@example.com", tidings_fixtures::AccountKind::Imap)
+            .unwrap();
+        let inbox = mail.add_mailbox(&acct, "INBOX").unwrap();
+        let paths = StorePaths::for_home(dir.path());
+        let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
+        let ty = EventType::MailReceived;
+        let append = |mail: &mut MailFixture, n: usize| {
+            mail.append(&NewMail::new(
+                Addr::new("ana@example.com", "Ana"),
+                &format!("hello {n}"),
+                inbox,
+                Some(1_700_000_000),
+            ))
+            .unwrap();
+        };
+        // No stream: the hub paces its checks and its watcher, and still sees the last commit
+        // of a burst (a paced check must not drop the change that came during its pause).
+        let mut changes = hub.changes();
+        while hub.last_change_ms(ty).is_none() && hub.health(ty).is_none() {
+            changes.changed().await.unwrap();
+        }
+        let before = hub.last_change_ms(ty);
+        for n in 0..50 {
+            append(&mut mail, n);
+        }
+        let head: i64 = mail
+            .connection()
+            .query_row("SELECT max(ROWID) FROM messages", [], |r| r.get(0))
+            .unwrap();
+        let engine_head = || match &*lock(&hub.store(ty).health) {
+            Health::Ok(stamp) => stamp.head,
+            _ => 0,
+        };
+        let seen = async {
+            while engine_head() != head {
+                changes.changed().await.unwrap();
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), seen)
+            .await
+            .expect("the burst's last commit is seen with no stream");
+        assert_ne!(hub.last_change_ms(ty), before);
+        // A stream subscribing now is woken by the next commit, pause or not.
+        let mut rx = hub.wake_receiver(ty);
+        rx.borrow_and_update();
+        append(&mut mail, 50);
+        tokio::time::timeout(Duration::from_secs(5), rx.changed())
+            .await
+            .expect("a commit after subscribing wakes the stream")
             .unwrap();
         shutdown.cancel();
     }

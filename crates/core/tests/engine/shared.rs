@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use crate::common::*;
 use serde_json::{Value, json};
-use tidings_core::{Cursor, Engine, EventType, Limits, Occurrence, Settings, Subscription};
+use tidings_core::{Cursor, Engine, EventType, Limits, Occurrence, Pick, Settings, Subscription};
 use tidings_fixtures::{
     Addr, MailProfile, MessagesProfile, NewChat, NewMail, NewMessage, Service, apple_ns_from_unix,
 };
@@ -256,4 +256,25 @@ fn a_read_does_not_cover_a_position_outside_it_or_another_type() {
     assert!(!shared.covers(w.cursor_at(ty, head)), "at its end: read on");
     let messages = everything(EventType::MessagesReceived);
     assert!(shared.batch_for(&messages, w.cursor_at(ty, 2)).is_none());
+}
+
+#[test]
+fn picks_name_the_reads_own_events_and_copy_only_what_a_filter_changes() {
+    let (w, _v) = World::variety(MailProfile::V10Macos26, MessagesProfile::Tahoe, limits());
+    for ty in EventType::ALL {
+        let shared = w.engine.read_shared(ty, w.cursor_at(ty, 0)).unwrap();
+        let sub = everything(ty);
+        let picks = shared.picks_for(&sub, w.cursor_at(ty, 0)).unwrap();
+        let batch = shared.batch_for(&sub, w.cursor_at(ty, 0)).unwrap();
+        assert!(!batch.events.is_empty(), "{ty}: the fixture has events");
+        assert_eq!(picks.picks.len(), batch.events.len());
+        for (pick, event) in picks.picks.iter().zip(&batch.events) {
+            // No filter changes an event here: each is the read's own, by index, not a copy.
+            let Pick::Same(index) = pick else {
+                panic!("{ty}: an unfiltered subscription got a copy");
+            };
+            assert_eq!(&shared.events()[*index], event);
+        }
+        assert_eq!(picks.cursor, batch.cursor);
+    }
 }

@@ -13,9 +13,13 @@ use tempfile::TempDir;
 
 use crate::wire::{self, Conn};
 
-/// The `tidings` binary cargo built for this bench (release).
+/// The `tidings` binary cargo built for this bench (release), or `TIDINGS_BENCH_BIN` (another
+/// build, such as the tree before a change, measured by the same bench).
 pub fn tidings_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tidings"))
+    std::env::var_os("TIDINGS_BENCH_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_tidings")),
+        PathBuf::from,
+    )
 }
 
 /// A private temporary directory (0700: the demo keeps its socket there), short enough for a

@@ -147,6 +147,28 @@ impl Writer {
         })
     }
 
+    /// Appends one mail per key in one commit (mail only).
+    pub fn append_mails(&mut self, keys: &[String]) -> Result<()> {
+        let Writer::Mail { fixture, inbox } = self else {
+            anyhow::bail!("append_mails writes mail only");
+        };
+        let mails: Vec<NewMail> = keys
+            .iter()
+            .map(|key| {
+                let mut m = NewMail::new(
+                    Addr::new(MAIL_FROM, "Bench"),
+                    "bench",
+                    *inbox,
+                    Some(now_unix()),
+                );
+                m.message_id_header = Some(format!("<{key}@example.com>"));
+                m
+            })
+            .collect();
+        fixture.append_all(&mails)?;
+        Ok(())
+    }
+
     pub fn connection(&self) -> &Connection {
         match self {
             Writer::Mail { fixture, .. } => fixture.connection(),

@@ -9,6 +9,12 @@
 //! wake for this store, the heartbeat timer, a settings change, or cancellation, until an
 //! [`End`].
 //!
+//! On a socket connection a stream writes its notifications itself, as whole frames, to the
+//! connection's writer queue (behind what it sent before; rmcp's final result comes after
+//! them all), and an event from a shared read is encoded to JSON once for every stream
+//! ([`SharedRead::encoded`]): a commit fanned out to a thousand streams is one read, one
+//! encoding and a thousand copies. Over HTTP, notifications go through rmcp as before.
+//!
 //! Only `NotFound`, Forbidden, `InvalidParams`, Unsupported and `ResourceExhausted` refuse a stream.
 //! A store that cannot be read when the stream opens is a passing condition, not a refusal:
 //! the stream opens with `active` on the client's own cursor, reports the failure with
@@ -23,10 +29,10 @@ use rmcp::model::{CustomResult, RequestId};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tidings_core::{
-    Cursor, Engine, EventType, Occurrence, RequestError, Settings, Start, StoreError, Subscription,
-    SubscriptionParams,
+    Cursor, Engine, EventType, Occurrence, Pick, RequestError, Settings, Start, StoreError,
+    Subscription, SubscriptionParams,
 };
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +43,7 @@ use super::errors::{
 use super::wire::{blocking, final_result, notify};
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
 use crate::daemon::Daemon;
-use crate::fanout::{Fanout, read_permit};
+use crate::fanout::{Fanout, SharedRead, read_permit};
 use crate::hub::LATENCY;
 use crate::state::Mode;
 
@@ -52,30 +58,92 @@ const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
 /// `data.reason` of the `notifications/events/error` for an event that could not be encoded.
 const ENCODE_FAILED: &str = "encode_failed";
 
-/// Send one notification on the stream `id` unless it was cancelled; `End::Closed` when the
-/// stream must end (cancelled, the connection is gone, or the frame could not be written
-/// within `deadline`: the client reads nothing, and its slot goes to someone who does).
-async fn send_on(
-    peer: &rmcp::Peer<RoleServer>,
-    id: &RequestId,
-    cancelled: &CancellationToken,
+/// Where a stream's notifications go: the connection's writer queue (a socket connection),
+/// else rmcp.
+struct Wire {
+    peer: rmcp::Peer<RoleServer>,
+    id: RequestId,
+    /// `id` as JSON, for the frames written directly.
+    id_json: String,
+    cancelled: CancellationToken,
+    /// How long one frame may wait to be written.
     deadline: Duration,
-    method: &str,
-    params: Value,
-) -> Result<(), End> {
-    if cancelled.is_cancelled() {
-        return Err(End::Closed);
+    /// The socket connection's writer queue.
+    direct: Option<mpsc::WeakSender<Vec<u8>>>,
+}
+
+impl Wire {
+    /// Send one notification on the stream unless it was cancelled; `End::Closed` when the
+    /// stream must end (cancelled, the connection is gone, or the frame could not be written
+    /// within the deadline: the client reads nothing, and its slot goes to someone who does).
+    async fn send(&self, method: &str, mut params: Value) -> Result<(), End> {
+        if self.direct.is_none() {
+            return self
+                .sent(notify(&self.peer, &self.id, method, params))
+                .await;
+        }
+        if let Value::Object(m) = &mut params {
+            m.insert(
+                "_meta".to_owned(),
+                json!({SUBSCRIPTION_ID: self.id.clone().into_json_value()}),
+            );
+        }
+        let frame = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let Ok(mut frame) = serde_json::to_vec(&frame) else {
+            return Err(End::Closed);
+        };
+        frame.push(b'\n');
+        self.write(frame).await
     }
-    if let Ok(sent) = tokio::time::timeout(deadline, notify(peer, id, method, params)).await {
-        sent.map_err(|_| End::Closed)
-    } else {
-        tracing::warn!(
-            deadline_s = deadline.as_secs(),
-            "stream ended: its client has read nothing for the write deadline"
-        );
-        Err(End::Closed)
+
+    /// Send `event` (`json`: the `Occurrence`, encoded); the JSON is copied into the frame
+    /// as it is, with the stream's `_meta` added.
+    async fn send_event(&self, event: &Occurrence, json: &[u8]) -> Result<(), End> {
+        if self.direct.is_none() || json.len() < 2 || json.last() != Some(&b'}') {
+            let params = serde_json::to_value(event).map_err(|_| End::Closed)?;
+            return self.send("notifications/events/event", params).await;
+        }
+        let mut frame = Vec::with_capacity(json.len() + EVENT_HEAD.len() + 80);
+        frame.extend_from_slice(EVENT_HEAD.as_bytes());
+        frame.extend_from_slice(&json[..json.len() - 1]);
+        frame.extend_from_slice(b",\"_meta\":{\"");
+        frame.extend_from_slice(SUBSCRIPTION_ID.as_bytes());
+        frame.extend_from_slice(b"\":");
+        frame.extend_from_slice(self.id_json.as_bytes());
+        frame.extend_from_slice(b"}}}\n");
+        self.write(frame).await
+    }
+
+    /// Queue `frame` for the client, within the deadline.
+    async fn write(&self, frame: Vec<u8>) -> Result<(), End> {
+        let Some(queue) = self.direct.as_ref().and_then(mpsc::WeakSender::upgrade) else {
+            return Err(End::Closed);
+        };
+        self.sent(async move { queue.send(frame).await }).await
+    }
+
+    /// Await `send` within the deadline unless the stream was cancelled.
+    async fn sent<E>(&self, send: impl Future<Output = Result<(), E>>) -> Result<(), End> {
+        if self.cancelled.is_cancelled() {
+            return Err(End::Closed);
+        }
+        if let Ok(sent) = tokio::time::timeout(self.deadline, send).await {
+            sent.map_err(|_| End::Closed)
+        } else {
+            tracing::warn!(
+                deadline_s = self.deadline.as_secs(),
+                "stream ended: its client has read nothing for the write deadline"
+            );
+            Err(End::Closed)
+        }
     }
 }
+
+/// The `_meta` key of the stream's id in each of its notifications.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// An event frame up to its params' first field.
+const EVENT_HEAD: &str = r#"{"jsonrpc":"2.0","method":"notifications/events/event","params":"#;
 
 /// The recoverable error for an event of `ty` that could not be encoded: the stream stays
 /// open and holds its cursor before the event.
@@ -118,10 +186,14 @@ pub async fn stream(
         wake: wake.clone(),
         at_head: false,
         shared: daemon.limits().shared_reads,
-        deadline: daemon.limits().write_deadline,
-        peer: ctx.peer.clone(),
-        id: ctx.id.clone(),
-        cancelled: ctx.ct.clone(),
+        wire: Wire {
+            peer: ctx.peer.clone(),
+            id: ctx.id.clone(),
+            id_json: ctx.id.clone().into_json_value().to_string(),
+            cancelled: ctx.ct.clone(),
+            deadline: daemon.limits().write_deadline,
+            direct: conn.direct(),
+        },
         engine,
         sub,
         cursor: None,
@@ -147,12 +219,12 @@ pub async fn stream(
     tracing::debug!(event_type = %s.sub.event_type(), resolved = failure.is_none(), "stream opened");
     let active = json!({"cursor": cursor.map(|c| c.to_string()), "truncated": truncated});
     if s.send("notifications/events/active", active).await.is_err() {
-        return Ok(final_result(&s.id));
+        return Ok(final_result(&s.wire.id));
     }
     if let Some(e) = failure
         && s.report_store(&e).await.is_err()
     {
-        return Ok(final_result(&s.id));
+        return Ok(final_result(&s.wire.id));
     }
     let period = daemon.limits().heartbeat;
     let mut heartbeat = tokio::time::interval_at(Instant::now() + period, period);
@@ -208,7 +280,7 @@ pub async fn stream(
         }
     };
     tracing::debug!(event_type = %s.sub.event_type(), ?end, "stream ended");
-    Ok(final_result(&s.id))
+    Ok(final_result(&s.wire.id))
 }
 
 /// Why a stream ends. Either way its request gets the final result.
@@ -297,10 +369,10 @@ enum Written {
 /// Write `events` in order, each encoded by `encode` and sent by `write`; stop at the first
 /// that fails, so nothing after an unwritten event goes out (the client would persist its
 /// cursor past the gap).
-async fn write_events<F>(
-    events: &[Occurrence],
-    encode: impl Fn(&Occurrence) -> Result<Value, serde_json::Error>,
-    mut write: impl FnMut(Value) -> F,
+async fn write_events<'a, T, P, F>(
+    events: &'a [T],
+    encode: impl Fn(&T) -> Result<P, serde_json::Error>,
+    mut write: impl FnMut(&'a T, P) -> F,
 ) -> Written
 where
     F: Future<Output = Result<(), End>>,
@@ -310,7 +382,7 @@ where
             Ok(params) => params,
             Err(error) => return Written::Unencodable { index, error },
         };
-        if write(params).await.is_err() {
+        if write(event, params).await.is_err() {
             return Written::Closed { index };
         }
     }
@@ -331,14 +403,63 @@ impl Written {
     }
 }
 
-fn cursor_after(events: &[Occurrence], batch_cursor: Cursor, written: &Written) -> Option<Cursor> {
+fn cursor_after<T: AsRef<Occurrence>>(
+    events: &[T],
+    batch_cursor: Cursor,
+    written: &Written,
+) -> Option<Cursor> {
     let index = match written {
         Written::All => return Some(batch_cursor),
         Written::Unencodable { index, .. } | Written::Closed { index } => *index,
     };
-    let last = events.get(index.checked_sub(1)?)?;
+    let last = events.get(index.checked_sub(1)?)?.as_ref();
     // Core writes each event's cursor; one it cannot read back holds the stream where it was.
     last.cursor.parse().ok()
+}
+
+/// One event a step writes: a shared read's own (encoded once for every stream), or this
+/// stream's.
+enum Item {
+    Shared(Arc<SharedRead>, usize),
+    Own(Occurrence),
+}
+
+impl AsRef<Occurrence> for Item {
+    fn as_ref(&self) -> &Occurrence {
+        match self {
+            Item::Shared(read, index) => read.event(*index),
+            Item::Own(event) => event,
+        }
+    }
+}
+
+impl Item {
+    /// The event as JSON.
+    fn encoded(&self) -> Result<Arc<[u8]>, serde_json::Error> {
+        match self {
+            Item::Shared(read, index) => read.encoded(*index),
+            Item::Own(event) => serde_json::to_vec(event).map(Arc::from),
+        }
+    }
+}
+
+/// What a step read: the events to write and where the read ended.
+struct Ready {
+    events: Vec<Item>,
+    cursor: Cursor,
+    has_more: bool,
+    truncated: bool,
+}
+
+impl From<tidings_core::Batch> for Ready {
+    fn from(b: tidings_core::Batch) -> Ready {
+        Ready {
+            events: b.events.into_iter().map(Item::Own).collect(),
+            cursor: b.cursor,
+            has_more: b.has_more,
+            truncated: b.truncated,
+        }
+    }
 }
 
 struct Stream {
@@ -351,11 +472,9 @@ struct Stream {
     at_head: bool,
     /// Whether shared reads are on ([`crate::limits::ServerLimits::shared_reads`]).
     shared: bool,
-    /// How long one frame may wait to be written ([`crate::limits::ServerLimits::write_deadline`]).
-    deadline: Duration,
-    peer: rmcp::Peer<RoleServer>,
-    id: RequestId,
-    cancelled: CancellationToken,
+    /// Where its notifications go (the deadline is
+    /// [`crate::limits::ServerLimits::write_deadline`]).
+    wire: Wire,
     engine: Arc<Engine>,
     sub: Subscription,
     /// Everything up to here was delivered or skipped: safe for the client to persist. `None`
@@ -377,15 +496,7 @@ impl Stream {
     /// Send one notification unless the request was cancelled; `End::Closed` when the stream
     /// must end (cancelled, or the connection is gone).
     async fn send(&self, method: &str, params: Value) -> Result<(), End> {
-        send_on(
-            &self.peer,
-            &self.id,
-            &self.cancelled,
-            self.deadline,
-            method,
-            params,
-        )
-        .await
+        self.wire.send(method, params).await
     }
 
     /// Send `terminated` with `error` (the connection may already be gone); the stream ends.
@@ -484,7 +595,7 @@ impl Stream {
     /// and retried on the next wake or heartbeat; a gap re-sends `active` with `truncated:
     /// true`; the cursor moves only past events written.
     async fn step(&mut self) -> Step {
-        if self.cancelled.is_cancelled() {
+        if self.wire.cancelled.is_cancelled() {
             return Step::Ended(End::Closed);
         }
         if self.cursor.is_none() {
@@ -522,25 +633,14 @@ impl Stream {
                 Err(end) => Step::Ended(end),
             };
         }
-        let (peer, id, cancelled, deadline) =
-            (&self.peer, &self.id, &self.cancelled, self.deadline);
-        let written = write_events(
-            &batch.events,
-            |e| serde_json::to_value(e),
-            |params| {
-                send_on(
-                    peer,
-                    id,
-                    cancelled,
-                    deadline,
-                    "notifications/events/event",
-                    params,
-                )
-            },
-        )
+        let wire = &self.wire;
+        let written = write_events(&batch.events, Item::encoded, |event, json| async move {
+            wire.send_event(event.as_ref(), &json).await
+        })
         .await;
         // Counted for the app's model only as far as they went out.
         for event in &batch.events[..written.count(rows)] {
+            let event = event.as_ref();
             self.tracked.delivered(event.name, &sender_of(&event.data));
         }
         if let Some(cursor) = cursor_after(&batch.events, batch.cursor, &written) {
@@ -575,20 +675,39 @@ impl Stream {
     /// The next batch after `after`: from the shared reads while at the head, else (and when
     /// they no longer cover the cursor) from an own read, which the stream drains with until
     /// it is back at the head.
-    async fn read_next(&mut self, after: Cursor) -> Read<tidings_core::Batch, StoreError> {
+    async fn read_next(&mut self, after: Cursor) -> Read<Ready, StoreError> {
         if self.at_head {
             match self
                 .fanout
                 .next(&self.sub, after, self.generation, &self.wake)
                 .await
             {
-                Some(Ok(batch)) => return Read::Done(batch),
+                Some(Ok((read, picks))) => {
+                    let events = picks
+                        .picks
+                        .into_iter()
+                        .map(|pick| match pick {
+                            Pick::Same(index) => Item::Shared(Arc::clone(&read), index),
+                            Pick::Own(event) => Item::Own(event),
+                        })
+                        .collect();
+                    return Read::Done(Ready {
+                        events,
+                        cursor: picks.cursor,
+                        has_more: picks.has_more,
+                        truncated: picks.truncated,
+                    });
+                }
                 Some(Err(e)) => return Read::Failed(e),
                 None => self.at_head = false,
             }
         }
         let (engine, sub) = (self.engine.clone(), self.sub.clone());
-        read(move || engine.next(&sub, after, BATCH)).await
+        match read(move || engine.next(&sub, after, BATCH)).await {
+            Read::Done(batch) => Read::Done(batch.into()),
+            Read::Failed(e) => Read::Failed(e),
+            Read::Lost(e) => Read::Lost(e),
+        }
     }
 
     /// Rebuild the subscription from its original parameters under new settings. Err is the
@@ -626,6 +745,10 @@ mod tests {
         format!("v2.1-2-3.{rowid}").parse().unwrap()
     }
 
+    fn own(events: &[Occurrence]) -> Vec<Item> {
+        events.iter().cloned().map(Item::Own).collect()
+    }
+
     /// Events at rows 10, 11, 12; the batch read up to row 15 (13 to 15 did not match).
     fn batch() -> (Vec<Occurrence>, Cursor) {
         let events = (10..13)
@@ -654,7 +777,7 @@ mod tests {
                 Some(id) if e.event_id == id => Err(serde_json::Error::custom("cannot encode")),
                 _ => serde_json::to_value(e),
             },
-            |params| {
+            |_, params: Value| {
                 let id = params["eventId"].as_str().unwrap_or_default().to_owned();
                 if bad_write == Some(id.as_str()) {
                     return ready(Err(End::Closed));
@@ -680,7 +803,10 @@ mod tests {
             ["e10"],
             "nothing after the unencodable event goes out"
         );
-        assert_eq!(cursor_after(&events, read_to, &written), Some(cursor(10)));
+        assert_eq!(
+            cursor_after(&own(&events), read_to, &written),
+            Some(cursor(10))
+        );
     }
 
     #[tokio::test]
@@ -692,7 +818,10 @@ mod tests {
             "{written:?}"
         );
         assert_eq!(sent, ["e10"]);
-        assert_eq!(cursor_after(&events, read_to, &written), Some(cursor(10)));
+        assert_eq!(
+            cursor_after(&own(&events), read_to, &written),
+            Some(cursor(10))
+        );
     }
 
     #[tokio::test]
@@ -700,7 +829,7 @@ mod tests {
         let (events, read_to) = batch();
         let (written, sent) = write(&events, Some("e10"), None).await;
         assert!(sent.is_empty());
-        assert_eq!(cursor_after(&events, read_to, &written), None);
+        assert_eq!(cursor_after(&own(&events), read_to, &written), None);
     }
 
     #[tokio::test]
@@ -709,6 +838,9 @@ mod tests {
         let (written, sent) = write(&events, None, None).await;
         assert!(matches!(written, Written::All), "{written:?}");
         assert_eq!(sent, ["e10", "e11", "e12"]);
-        assert_eq!(cursor_after(&events, read_to, &written), Some(cursor(15)));
+        assert_eq!(
+            cursor_after(&own(&events), read_to, &written),
+            Some(cursor(15))
+        );
     }
 }
