@@ -2,7 +2,7 @@
 //! (`version::LONG`). Outside a git checkout, or without `git`, the commit is "unknown": a
 //! tarball or a vendored build must never fail here.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
@@ -35,7 +35,7 @@ fn main() {
 fn git(args: &[&str]) -> Option<String> {
     let output = Command::new("git")
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(manifest_dir())
         .output()
         .ok()?;
     let text = String::from_utf8(output.stdout).ok()?;
@@ -45,5 +45,12 @@ fn git(args: &[&str]) -> Option<String> {
 
 /// git prints paths relative to the directory it ran in.
 fn absolute(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+    manifest_dir().join(path)
+}
+
+/// This crate's directory, read when the script runs: `env!` would fix the directory the
+/// script was compiled in, and a build script compiled in one checkout and run for another
+/// (a copied target dir, a second worktree) would then stamp the first one's commit.
+fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from)
 }
