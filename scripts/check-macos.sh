@@ -3,7 +3,9 @@
 # aarch64-apple-darwin`. No Apple SDK is here, so no C or Objective-C can be compiled for the
 # target: SQLite is taken as linked, not bundled, for the check (LIBSQLITE3_SYS_USE_PKG_CONFIG;
 # a check links nothing), and the server is checked without `desktop-notifications` (its macOS
-# backend compiles Objective-C). Skips with a clear message when the target cannot be installed.
+# backend compiles Objective-C). The app (tidings-app) is not checked: Tauri's macOS stack
+# needs objc2-exception-helper, which compiles Objective-C with no way around it; its own
+# macOS code is one cfg'd line. Skips with a clear message when the target cannot be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
