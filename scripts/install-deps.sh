@@ -16,7 +16,8 @@ packages=(dbus dbus-user-session gnome-keyring libsecret-tools
   xvfb xauth x11-utils trayer xdotool imagemagick at-spi2-core)
 # A python3 that can already make a venv (pyenv, a distro build) is enough.
 python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3 python3-venv)
-# A node and npm already on PATH (nodesource, nvm) are enough; else Debian's (ui/ runs on 18).
+# A node and npm already on PATH (nodesource, nvm) are used; else Debian's. ui/ runs on 18, the
+# TypeScript SDK tests need 20 (scripts/typescript-sdk-deps.sh says so and stops on an older one).
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
 [ -x /usr/bin/chromium ] || packages+=(chromium)
