@@ -24,23 +24,28 @@ fn repo() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
+/// Runs `scripts/<script> <target tmp>/<dir>` once and returns the path it prints: the
+/// script makes (or reuses) an SDK's install there. `needs` is what to check when it fails.
+fn prepared(script: &str, dir: &str, needs: &str) -> PathBuf {
+    let out = Command::new(repo().join("scripts").join(script))
+        .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir))
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("run scripts/{script}: {e}"));
+    assert!(out.status.success(), "scripts/{script} failed; {needs}");
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
 /// The venv's python, made once per test binary.
 fn python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
         .get_or_init(|| {
-            let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-sdk-venv");
-            let out = Command::new(repo().join("scripts/python-sdk-venv.sh"))
-                .arg(&venv)
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("run scripts/python-sdk-venv.sh (needs bash and python3)");
-            assert!(
-                out.status.success(),
-                "making the Python SDK venv failed; is PyPI reachable and python3-venv installed \
-                 (scripts/install-deps.sh)?"
-            );
-            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+            prepared(
+                "python-sdk-venv.sh",
+                "python-sdk-venv",
+                "is PyPI reachable and python3-venv installed (scripts/install-deps.sh)?",
+            )
         })
         .clone()
 }
@@ -50,18 +55,12 @@ fn python() -> PathBuf {
 fn typescript_example_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("typescript-sdk");
-        let out = Command::new(repo().join("scripts/typescript-sdk-deps.sh"))
-            .arg(&dir)
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run scripts/typescript-sdk-deps.sh (needs bash, node and npm)");
-        assert!(
-            out.status.success(),
-            "installing the TypeScript SDKs failed; is npm's registry reachable and node 20 \
-             or later installed (scripts/install-deps.sh)?"
-        );
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        prepared(
+            "typescript-sdk-deps.sh",
+            "typescript-sdk",
+            "is npm's registry reachable and node 20 or later installed \
+             (scripts/install-deps.sh)?",
+        )
     })
     .clone()
 }
