@@ -92,31 +92,25 @@ mod tests {
     use crate::command::{CommandOutput, RecordingRunner};
 
     #[test]
-    fn each_os_opens_the_pane_with_its_opener() {
-        for (os, program) in [(Os::MacOs, "open"), (Os::Linux, "xdg-open")] {
-            let runner = RecordingRunner::new();
-            runner.push_output(CommandOutput::success());
-            open_full_disk_access(&runner, os).unwrap();
-            let calls = runner.calls();
-            assert_eq!(calls.len(), 1);
-            assert_eq!(calls[0].program, program);
-            assert_eq!(calls[0].args, vec![FULL_DISK_ACCESS_URL.to_owned()]);
-        }
-    }
-
-    #[test]
-    fn the_login_items_pane_opens_with_the_same_opener() {
-        for (os, program) in [(Os::MacOs, "open"), (Os::Linux, "xdg-open")] {
-            let runner = RecordingRunner::new();
-            runner.push_output(CommandOutput::success());
-            open_login_items(&runner, os).unwrap();
-            let calls = runner.calls();
-            assert_eq!(calls.len(), 1);
-            assert_eq!(calls[0].program, program);
-            assert_eq!(
-                calls[0].args,
-                ["x-apple.systempreferences:com.apple.LoginItems-Settings.extension"]
-            );
+    fn each_pane_opens_with_each_os_opener() {
+        type Open = fn(&dyn CommandRunner, Os) -> Result<(), PaneError>;
+        let panes: [(Open, &str); 2] = [
+            (open_full_disk_access, FULL_DISK_ACCESS_URL),
+            (
+                open_login_items,
+                "x-apple.systempreferences:com.apple.LoginItems-Settings.extension",
+            ),
+        ];
+        for (open, url) in panes {
+            for (os, program) in [(Os::MacOs, "open"), (Os::Linux, "xdg-open")] {
+                let runner = RecordingRunner::new();
+                runner.push_output(CommandOutput::success());
+                open(&runner, os).unwrap();
+                let calls = runner.calls();
+                assert_eq!(calls.len(), 1);
+                assert_eq!(calls[0].program, program);
+                assert_eq!(calls[0].args, [url]);
+            }
         }
     }
 
