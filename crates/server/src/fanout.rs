@@ -158,11 +158,8 @@ mod tests {
     fn each_event_of_a_read_is_encoded_once_for_every_stream() {
         let dir = tempfile::tempdir().unwrap();
         let home = MacHome::new(dir.path());
-        let mut mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
-        let acct = mail
-            .add_account("me@example.com", tidings_fixtures::AccountKind::Imap)
-            .unwrap();
-        let inbox = mail.add_mailbox(&acct, "INBOX").unwrap();
+        let (mut mail, inbox) =
+            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
         mail.append(&NewMail::new(
             Addr::new("ana@example.com", "Ana"),
             "hello",

@@ -571,11 +571,8 @@ mod tests {
     async fn an_append_wakes_the_store_and_a_rebuild_too() {
         let dir = tempfile::tempdir().unwrap();
         let home = MacHome::new(dir.path());
-        let mut mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
-        let acct = mail
-            .add_account("me@example.com", tidings_fixtures::AccountKind::Imap)
-            .unwrap();
-        let inbox = mail.add_mailbox(&acct, "INBOX").unwrap();
+        let (mut mail, inbox) =
+            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
         let paths = StorePaths::for_home(dir.path());
         // A long tick: only file events can wake the store within the test's timeout.
         let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
@@ -609,11 +606,8 @@ mod tests {
     async fn an_idle_burst_is_seen_to_its_end_and_a_stream_after_it_is_woken() {
         let dir = tempfile::tempdir().unwrap();
         let home = MacHome::new(dir.path());
-        let mut mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
-        let acct = mail
-            .add_account("me@example.com", tidings_fixtures::AccountKind::Imap)
-            .unwrap();
-        let inbox = mail.add_mailbox(&acct, "INBOX").unwrap();
+        let (mut mail, inbox) =
+            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
         let paths = StorePaths::for_home(dir.path());
         let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
         let ty = EventType::MailReceived;
