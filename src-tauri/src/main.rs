@@ -49,7 +49,7 @@ fn init_logging(level: tracing::Level) {
         .with_ansi(false)
         .log_internal_errors(false)
         .with_filter(log_filter(level).and(ClientGone));
-    let file = match log_file() {
+    let file = match tidings_server::logfile::open_in_log_dir() {
         Ok(appender) => Some(tidings_server::logfile::layer(appender, LevelFilter::INFO)),
         Err(error) => {
             eprintln!("tidings-app: {error}; logging to stderr only");
@@ -60,13 +60,6 @@ fn init_logging(level: tracing::Level) {
         .with(stderr)
         .with(file)
         .try_init();
-}
-
-/// The log file's appender, in the platform's log directory (`TIDINGS_LOG_DIR` overrides it).
-fn log_file() -> Result<tracing_appender::rolling::RollingFileAppender, Box<dyn std::error::Error>>
-{
-    let dir = tidings_platform::paths::log_dir()?;
-    Ok(tidings_server::logfile::appender(&dir)?)
 }
 
 /// Builds and runs the app until Quit. Returns only on a start-up error: on Quit, Tauri exits

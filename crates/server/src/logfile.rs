@@ -33,6 +33,24 @@ pub struct LogFileError {
     pub message: String,
 }
 
+/// Why the log file in the platform's log directory cannot be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenLogError {
+    /// The log directory cannot be worked out (no home directory, a relative override).
+    #[error(transparent)]
+    NoDir(#[from] tidings_platform::PathError),
+    /// The directory or the file cannot be written.
+    #[error(transparent)]
+    Write(#[from] LogFileError),
+}
+
+/// The [`appender`] in the platform's log directory (`TIDINGS_LOG_DIR` overrides it): what
+/// `tidings serve` and the app write.
+pub fn open_in_log_dir() -> Result<RollingFileAppender, OpenLogError> {
+    let dir = tidings_platform::paths::log_dir()?;
+    Ok(appender(&dir)?)
+}
+
 /// A daily-rotating appender in `dir` (created if missing), keeping [`LOG_FILES_KEPT`] files.
 pub fn appender(dir: &Path) -> Result<RollingFileAppender, LogFileError> {
     let error = |message: String| LogFileError {

@@ -48,7 +48,7 @@ pub fn init(cli: &Cli) {
         .with_filter(filter.and(ClientGone));
     // `serve` also keeps a log file, at info at most (see `tidings_server::logfile`).
     let file = match cli.command {
-        Command::Serve(_) => match log_file() {
+        Command::Serve(_) => match tidings_server::logfile::open_in_log_dir() {
             Ok(appender) => Some(tidings_server::logfile::layer(appender, level)),
             Err(e) => {
                 crate::output::err(format_args!("tidings: {e}; logging to stderr only"));
@@ -61,10 +61,4 @@ pub fn init(cli: &Cli) {
         .with(layer)
         .with(file)
         .try_init();
-}
-
-/// The log file's appender, in the platform's log directory.
-fn log_file() -> anyhow::Result<tracing_appender::rolling::RollingFileAppender> {
-    let dir = tidings_platform::paths::log_dir()?;
-    Ok(tidings_server::logfile::appender(&dir)?)
 }
