@@ -49,9 +49,33 @@ fn phone_shape(column: &str) -> String {
 /// grows with the number of distinct lengths in the list, not its entries.
 const INLINE_MAX: usize = 16;
 
+/// How a sender condition finds its rows of `table`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Membership {
+    /// `rowid IN (SELECT t.ROWID …)`: the matching handles are listed once per statement run
+    /// (every handle tested against every pattern), and the planner may drive the scan from
+    /// them through a sender index. For the condition that picks the rows.
+    List,
+    /// `EXISTS (SELECT 1 … WHERE t.ROWID = rowid AND …)`: only the handle of each row the
+    /// other conditions let through is tested. For a second sender condition (the allowlist
+    /// under a filter's senders): listing it would test all of a store's handles on every
+    /// poll (4 ms for 3,000 handles and three domains, most of a catch-up's call).
+    Row,
+}
+
+/// How the allowlist's condition finds its rows, after a filter's `senders`: listed when it is
+/// the only sender condition, else tested per row.
+pub(crate) fn membership_after(senders: &[SenderPattern]) -> Membership {
+    if senders.is_empty() {
+        Membership::List
+    } else {
+        Membership::Row
+    }
+}
+
 /// `(rowid matches any of patterns)`: a condition on `rowid` (e.g. `m.sender`), true when that
-/// row of `table` has a `column` matched by one of `patterns`. Each kind of pattern is one
-/// uncorrelated `IN (SELECT …)`, which `SQLite` evaluates once per scan:
+/// row of `table` has a `column` matched by one of `patterns`, found as `membership` says.
+/// Each kind of pattern is one part:
 /// - exact handles: an `IN` lookup in one bound JSON list, compared with NOCASE;
 /// - domains, against e-mail handles only: `…@d` or `…@….d`;
 /// - prefixes: phone prefixes against phone handles only, the others against e-mail handles
@@ -65,8 +89,34 @@ pub(crate) fn sender_condition(
     table: &str,
     column: &str,
     patterns: &[SenderPattern],
+    membership: Membership,
     params: &mut Vec<Value>,
 ) -> String {
+    let parts: Vec<String> = sender_parts(column, patterns, params)
+        .into_iter()
+        .map(|(from, cond)| match membership {
+            Membership::List => {
+                format!("{rowid} IN (SELECT t.ROWID FROM {table} t{from} WHERE {cond})")
+            }
+            Membership::Row => {
+                format!("EXISTS (SELECT 1 FROM {table} t{from} WHERE t.ROWID = {rowid} AND {cond})")
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "0".to_owned()
+    } else {
+        format!("({})", parts.join(" OR "))
+    }
+}
+
+/// The parts of [`sender_condition`], each as what joins the handle table `t` (a leading
+/// `, …` or nothing) and its test on `t.column`.
+fn sender_parts(
+    column: &str,
+    patterns: &[SenderPattern],
+    params: &mut Vec<Value>,
+) -> Vec<(String, String)> {
     let mut exact = Vec::new();
     let mut domains = Vec::new();
     let mut phone_prefixes = Vec::new();
@@ -83,12 +133,14 @@ pub(crate) fn sender_condition(
     let c = format!("t.{column}");
     let c = c.as_str();
     let is_email = format!("instr({c}, '@') > 0");
+    // Lengths of a bound list, joined as `k.n`.
+    let lengths = ", (SELECT DISTINCT length(value) AS n FROM json_each(?)) k".to_owned();
     let mut parts = Vec::new();
     if !exact.is_empty() {
         json_list(&exact, params);
-        parts.push(format!(
-            "{rowid} IN (SELECT t.ROWID FROM {table} t WHERE {c} COLLATE NOCASE IN \
-             (SELECT value FROM json_each(?)))"
+        parts.push((
+            String::new(),
+            format!("{c} COLLATE NOCASE IN (SELECT value FROM json_each(?))"),
         ));
     }
     if domains.len() > INLINE_MAX {
@@ -96,11 +148,12 @@ pub(crate) fn sender_condition(
         json_list(&domains, params);
         // `sep` is the character before the suffix: `@`, or a `.` with an `@` before it.
         let sep = format!("substr({c}, -k.n - 1, 1)");
-        parts.push(format!(
-            "{rowid} IN (SELECT t.ROWID FROM {table} t, \
-             (SELECT DISTINCT length(value) AS n FROM json_each(?)) k \
-             WHERE length({c}) > k.n AND lower(substr({c}, -k.n)) IN (SELECT value FROM json_each(?)) \
-             AND ({sep} = '@' OR ({sep} = '.' AND instr(substr({c}, 1, length({c}) - k.n - 1), '@') > 0)))"
+        parts.push((
+            lengths.clone(),
+            format!(
+                "length({c}) > k.n AND lower(substr({c}, -k.n)) IN (SELECT value FROM json_each(?)) \
+                 AND ({sep} = '@' OR ({sep} = '.' AND instr(substr({c}, 1, length({c}) - k.n - 1), '@') > 0))"
+            ),
         ));
     } else if !domains.is_empty() {
         let mut terms = Vec::new();
@@ -109,10 +162,7 @@ pub(crate) fn sender_condition(
             params.push(Value::Text(format!("%@%.{}", like_escape(d))));
             terms.push(format!("{c} LIKE ? ESCAPE '\\' OR {c} LIKE ? ESCAPE '\\'"));
         }
-        parts.push(format!(
-            "{rowid} IN (SELECT t.ROWID FROM {table} t WHERE {})",
-            terms.join(" OR ")
-        ));
+        parts.push((String::new(), format!("({})", terms.join(" OR "))));
     }
     for (list, shape) in [
         (&phone_prefixes, phone_shape(c)),
@@ -121,10 +171,11 @@ pub(crate) fn sender_condition(
         if list.len() > INLINE_MAX {
             json_list(list, params);
             json_list(list, params);
-            parts.push(format!(
-                "{rowid} IN (SELECT t.ROWID FROM {table} t, \
-                 (SELECT DISTINCT length(value) AS n FROM json_each(?)) k \
-                 WHERE {shape} AND lower(substr({c}, 1, k.n)) IN (SELECT value FROM json_each(?)))"
+            parts.push((
+                lengths.clone(),
+                format!(
+                    "{shape} AND lower(substr({c}, 1, k.n)) IN (SELECT value FROM json_each(?))"
+                ),
             ));
         } else if !list.is_empty() {
             let mut terms = Vec::new();
@@ -132,17 +183,13 @@ pub(crate) fn sender_condition(
                 params.push(Value::Text(format!("{}%", like_escape(p))));
                 terms.push(format!("{c} LIKE ? ESCAPE '\\'"));
             }
-            parts.push(format!(
-                "{rowid} IN (SELECT t.ROWID FROM {table} t WHERE {shape} AND ({}))",
-                terms.join(" OR ")
+            parts.push((
+                String::new(),
+                format!("{shape} AND ({})", terms.join(" OR ")),
             ));
         }
     }
-    if parts.is_empty() {
-        "0".to_owned()
-    } else {
-        format!("({})", parts.join(" OR "))
-    }
+    parts
 }
 
 /// `?, ?, …` for `values`, pushed onto `params`; `NULL` for an empty list (matches nothing).
@@ -194,8 +241,23 @@ mod tests {
         ]
     }
 
-    /// The senders `patterns` let through, by SQL over a table whose column has `collation`.
+    /// The senders `patterns` let through, by SQL over a table whose column has `collation`,
+    /// the same listed and tested per row.
     fn sql_matches(collation: &str, patterns: &[SenderPattern]) -> Vec<String> {
+        let listed = sql_matches_by(collation, patterns, Membership::List);
+        let per_row = sql_matches_by(collation, patterns, Membership::Row);
+        assert_eq!(
+            listed, per_row,
+            "listed and per-row disagree on {patterns:?}"
+        );
+        listed
+    }
+
+    fn sql_matches_by(
+        collation: &str,
+        patterns: &[SenderPattern],
+        membership: Membership,
+    ) -> Vec<String> {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(&format!(
             "CREATE TABLE h (ROWID INTEGER PRIMARY KEY, id TEXT {collation}); \
@@ -207,7 +269,7 @@ mod tests {
         }
         let mut params = Vec::new();
         // `id`, as in chat.db's `handle`: also the name of one of json_each's columns.
-        let cond = sender_condition("o.ROWID", "h", "id", patterns, &mut params);
+        let cond = sender_condition("o.ROWID", "h", "id", patterns, membership, &mut params);
         let mut stmt = conn
             .prepare(&format!(
                 "SELECT o.id FROM h o WHERE {cond} ORDER BY o.ROWID"
@@ -283,7 +345,7 @@ mod tests {
         let prefix = [SenderPattern::Prefix("x_".into())];
         assert_eq!(sql_matches("", &prefix), ["x_y@example.com"]);
         let mut params = Vec::new();
-        sender_condition("r", "t", "v", &prefix, &mut params);
+        sender_condition("r", "t", "v", &prefix, Membership::List, &mut params);
         assert_eq!(params, [Value::Text(r"x\_%".into())]);
         assert_eq!(sql_matches("", &padded(&prefix)), ["x_y@example.com"]);
     }
@@ -297,7 +359,7 @@ mod tests {
         many.extend((0..10_000).map(|i| SenderPattern::Prefix(format!("+1{i:05}"))));
         many.push(SenderPattern::Domain("example.org".into()));
         let mut params = Vec::new();
-        sender_condition("r", "t", "v", &many, &mut params);
+        sender_condition("r", "t", "v", &many, Membership::List, &mut params);
         assert_eq!(
             params.len(),
             5,

@@ -11,7 +11,7 @@ use super::schema::{
 use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
 use crate::stores::read::{self, Read};
-use crate::stores::sql::{json_list, sender_condition};
+use crate::stores::sql::{Membership, json_list, membership_after, sender_condition};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, sanitize};
 
@@ -51,9 +51,21 @@ pub(crate) fn query(
         SqlValue::Integer(window.upto),
     ];
     let mut conditions = vec!["m.ROWID > ?".to_owned(), "m.ROWID <= ?".to_owned()];
-    for patterns in [&filter.senders, &filter.allow] {
+    // The filter's senders pick the rows (listed, so a sender index can drive the scan);
+    // the allowlist is then tested on those rows' senders only (see `Membership`).
+    for (patterns, membership) in [
+        (&filter.senders, Membership::List),
+        (&filter.allow, membership_after(&filter.senders)),
+    ] {
         if !patterns.is_empty() {
-            let cond = sender_condition("m.handle_id", "handle", "id", patterns, &mut params);
+            let cond = sender_condition(
+                "m.handle_id",
+                "handle",
+                "id",
+                patterns,
+                membership,
+                &mut params,
+            );
             conditions.push(cond);
         }
     }
