@@ -145,6 +145,48 @@ impl Backfill {
                 self.marks.pop_first();
             }
         }
+        self.tally(&backfill, after, upto, now, name);
+        backfill
+    }
+
+    /// [`judge`](Backfill::judge) for a window whose every row this daemon saw arrive (all
+    /// after the baseline): each row's reference is then when it was first seen, so the found
+    /// rows (ROWID and own date, as the scan read them) are judged alone, with no walk of the
+    /// window's other dates. The live path: a stream at the head reads only rows it saw
+    /// arrive. `None` when the window reaches rows that were already there, which need the
+    /// store's dates. Counts what it skips as `judge` does; other rows of the window that a
+    /// filter left out are not looked at (nor counted).
+    pub(crate) fn judge_seen(
+        &mut self,
+        found: &[(i64, Option<OffsetDateTime>)],
+        after: i64,
+        upto: i64,
+        now: OffsetDateTime,
+        name: &str,
+    ) -> Option<Vec<i64>> {
+        let window = self.window?;
+        if after < self.baseline {
+            return None;
+        }
+        let mut backfill = Vec::new();
+        for &(rowid, date) in found {
+            let reference = self.first_seen(rowid)?;
+            if let Some(date) = date
+                && reference - date > window
+            {
+                backfill.push(rowid);
+            }
+        }
+        self.tally(&backfill, after, upto, now, name);
+        Some(backfill)
+    }
+
+    /// Count the rows of `backfill` not counted before, mark `(after, upto]` counted, and log
+    /// the first skip of a burst.
+    fn tally(&mut self, backfill: &[i64], after: i64, upto: i64, now: OffsetDateTime, name: &str) {
+        let Some(window) = self.window else {
+            return;
+        };
         let fresh = backfill
             .iter()
             .filter(|&&r| !self.counted.iter().any(|&(lo, hi)| lo < r && r <= hi))
@@ -163,7 +205,6 @@ impl Backfill {
                 );
             }
         }
-        backfill
     }
 
     /// Mark `(after, upto]` counted, merging with the ranges it meets.
@@ -220,6 +261,40 @@ mod tests {
         // Another stream over the same rows counts nothing more.
         assert_eq!(b.judge(&rows, None, 10, 14, at(0), "t"), [12, 13]);
         assert_eq!(b.skipped(), 2);
+    }
+
+    #[test]
+    fn rows_seen_arriving_are_judged_alone_as_the_walk_judges_them() {
+        let mut walked = guard();
+        let mut alone = guard();
+        for b in [&mut walked, &mut alone] {
+            see(b, 10, at(0));
+            see(b, 14, at(0));
+            see(b, 16, at(3));
+        }
+        let rows = [
+            (11, Some(at(0))),
+            (12, Some(at(-400))),
+            (13, Some(at(-30))),
+            (14, Some(at(-1))),
+            (15, None),
+            (16, Some(at(1))),
+        ];
+        let expected = walked.judge(&rows, None, 10, 16, at(3), "t");
+        assert_eq!(expected, [12, 13]);
+        assert_eq!(
+            alone.judge_seen(&rows, 10, 16, at(3), "t").unwrap(),
+            expected
+        );
+        assert_eq!(alone.skipped(), 2);
+        // Counted once however many streams judge the same rows.
+        assert_eq!(
+            alone.judge_seen(&rows, 10, 16, at(3), "t").unwrap(),
+            expected
+        );
+        assert_eq!(alone.skipped(), 2);
+        // Rows already there at the first look (at or below ROWID 10) need the store's dates.
+        assert_eq!(alone.judge_seen(&rows, 9, 16, at(3), "t"), None);
     }
 
     #[test]

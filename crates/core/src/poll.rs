@@ -463,7 +463,11 @@ fn next_on<S: Source>(
     };
     // Backfilled rows are not events: skipped like tapbacks, never a gap (`truncated`).
     if backfill.is_on() {
-        let skip = judge_backfill(s, backfill, after.rowid, last, step)?;
+        let dated: Vec<_> = found.iter().map(|f| (f.rowid, f.date)).collect();
+        let skip = match backfill.judge_seen(&dated, after.rowid, last, step.now, step.name) {
+            Some(skip) => skip,
+            None => judge_backfill(s, backfill, after.rowid, last, step)?,
+        };
         found.retain(|f| skip.binary_search(&f.rowid).is_err());
     }
     let events = found

@@ -39,12 +39,9 @@ pub(crate) use open::StoreHandle;
 /// way's cost.
 const SEEK_CHUNK: i64 = 4096;
 
-/// `SELECT ROWID, <date> FROM <table>` over a ROWID range, reading only integer dates.
+/// `SELECT ROWID, <date> FROM <table>` over a ROWID range (the date read as the scan reads it).
 fn dates_sql(table: &str, date: &str) -> String {
-    format!(
-        "SELECT ROWID, CASE WHEN typeof({date}) = 'integer' THEN {date} END FROM {table} \
-         WHERE ROWID > ?1 AND ROWID <= ?2 ORDER BY ROWID"
-    )
+    format!("SELECT ROWID, {date} FROM {table} WHERE ROWID > ?1 AND ROWID <= ?2 ORDER BY ROWID")
 }
 
 /// Where the stores live, found from a home directory.

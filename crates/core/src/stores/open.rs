@@ -246,7 +246,11 @@ impl<C: Copy> StoreHandle<C> {
         let (conn, _, _) = self.current()?;
         let r = (|| {
             let mut stmt = conn.prepare_cached(sql)?;
-            let rows = stmt.query_map([after, upto], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            // The value read as leniently as the scan reads it (`read::int`), so the guard
+            // judges a row by the same date whether it walks the window or not.
+            let rows = stmt.query_map([after, upto], |r| {
+                Ok((r.get(0)?, crate::stores::read::int(r, 1)?))
+            })?;
             rows.collect::<Result<Vec<_>, _>>()
         })();
         r.map_err(|e| self.fail(e))
