@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clients::{Activity, Clients, ConnectionState};
 use crate::fanout::Fanout;
 use crate::home::{home_relative, without_home};
-use crate::hub::Hub;
+use crate::hub::{Hub, ReadAhead};
 use crate::limits::ServerLimits;
 use crate::notices::{NOTICE_BACKLOG, Notice};
 use crate::state::{
@@ -157,18 +157,24 @@ impl Daemon {
         let engine = Arc::new(Engine::new(&config.store_paths, config.engine_limits));
         set_backfill_windows(&engine, &settings);
         let shutdown = CancellationToken::new();
+        let fanout = Arc::new(Fanout::new(engine.clone()));
+        let read_ahead: Option<ReadAhead> = config.limits.shared_reads.then(|| {
+            let fanout = Arc::clone(&fanout);
+            Arc::new(move |ty, generation| fanout.read_ahead(ty, generation)) as ReadAhead
+        });
         let hub = Hub::start(
             engine.clone(),
             &config.store_paths,
             config.limits.safety_tick,
             config.limits.live_check,
             shutdown.clone(),
+            read_ahead,
         );
         let board = Arc::new(Board::default());
         let clients = Clients::new(config.limits.clone(), board.clone());
         let daemon = Daemon {
             inner: Arc::new(Inner {
-                fanout: Arc::new(Fanout::new(engine.clone())),
+                fanout,
                 engine,
                 hub,
                 settings_path: config.settings_path,

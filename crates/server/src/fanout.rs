@@ -49,6 +49,15 @@ struct Reads {
     kept: VecDeque<(u64, Arc<SharedRead>)>,
 }
 
+impl Reads {
+    fn keep(&mut self, generation: u64, read: Arc<SharedRead>) {
+        if self.kept.len() == KEPT_READS {
+            self.kept.pop_front();
+        }
+        self.kept.push_back((generation, read));
+    }
+}
+
 /// One shared read and the JSON of its events, each encoded by the first stream that writes
 /// it and reused by every other.
 pub struct SharedRead {
@@ -86,6 +95,39 @@ impl Fanout {
         Fanout {
             engine,
             stores: Default::default(),
+        }
+    }
+
+    /// Read ahead, on the hub's blocking thread, the moment it finds that `ty`'s store changed
+    /// and before it wakes the streams with `generation`: the new rows after the newest read
+    /// kept, where the streams at the head wait. They then find the read done when they wake,
+    /// instead of one of them going to the blocking pool for it (two thread hops and a colder
+    /// cache, about 0.2 ms of a single stream's latency). Nothing is read when no read is kept
+    /// (no stream has reached the head) or the newest one left rows for a next read.
+    pub fn read_ahead(&self, ty: EventType, generation: u64) {
+        let mut reads = self.stores[ty.index()].blocking_lock();
+        let Some((_, newest)) = reads.kept.back() else {
+            return;
+        };
+        if newest.shared.has_more() || newest.shared.truncated() {
+            return;
+        }
+        let at = newest.shared.cursor();
+        let began = std::time::Instant::now();
+        match self.engine.read_shared(ty, at) {
+            Ok(read) => {
+                tracing::debug!(
+                    target: crate::hub::LATENCY,
+                    event_type = %ty,
+                    generation,
+                    rows = read.events().len(),
+                    read_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX),
+                    "latency: read ahead"
+                );
+                reads.keep(generation, Arc::new(SharedRead::new(read)));
+            }
+            // The streams read again when they wake, and report the failure as they do.
+            Err(e) => tracing::debug!(event_type = %ty, reason = e.reason(), "read-ahead failed"),
         }
     }
 
@@ -138,10 +180,7 @@ impl Fanout {
                 return None;
             }
         };
-        if reads.kept.len() == KEPT_READS {
-            reads.kept.pop_front();
-        }
-        reads.kept.push_back((generation, Arc::clone(&read)));
+        reads.keep(generation, Arc::clone(&read));
         drop(reads);
         let picks = read.shared.picks_for(sub, at)?;
         Some(Ok((read, picks)))
@@ -153,6 +192,62 @@ mod tests {
     use super::*;
     use tidings_core::{Limits, StorePaths};
     use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
+
+    #[test]
+    fn a_read_ahead_reads_on_from_the_newest_read_and_only_once_one_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = MacHome::new(dir.path());
+        let (mut mail, inbox) =
+            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
+        let mut send = |subject: &str| {
+            mail.append(&NewMail::new(
+                Addr::new("ana@example.com", "Ana"),
+                subject,
+                inbox,
+                Some(1_700_000_000),
+            ))
+            .unwrap()
+        };
+        send("before");
+        let engine = Arc::new(Engine::new(
+            &StorePaths::for_home(dir.path()),
+            Limits::default(),
+        ));
+        let ty = EventType::MailReceived;
+        let fanout = Fanout::new(Arc::clone(&engine));
+        // No stream has reached the head yet: nothing to read on from.
+        fanout.read_ahead(ty, 1);
+        assert!(fanout.stores[ty.index()].blocking_lock().kept.is_empty());
+
+        let stamp = engine.stamp(ty).unwrap();
+        let head = Cursor {
+            identity: stamp.identity,
+            rowid: stamp.head,
+        };
+        let first = SharedRead::new(engine.read_shared(ty, head).unwrap());
+        fanout.stores[ty.index()]
+            .blocking_lock()
+            .keep(1, Arc::new(first));
+        let new = send("after");
+        fanout.read_ahead(ty, 2);
+        let reads = fanout.stores[ty.index()].blocking_lock();
+        let (generation, newest) = reads.kept.back().unwrap();
+        assert_eq!(reads.kept.len(), 2);
+        assert_eq!(
+            *generation, 2,
+            "tagged with the generation the streams wake with"
+        );
+        assert_eq!(newest.shared.after(), head);
+        assert!(newest.shared.covers(head));
+        assert_eq!(
+            newest.event(0).cursor,
+            Cursor {
+                identity: head.identity,
+                rowid: new
+            }
+            .to_string()
+        );
+    }
 
     #[test]
     fn each_event_of_a_read_is_encoded_once_for_every_stream() {

@@ -37,20 +37,19 @@ use crate::sync::lock;
 /// The `tracing` target of the latency trace: one line per step of a change, no personal data.
 pub const LATENCY: &str = "tidings::latency";
 
-/// While a stream waits on the store, the pauses between the stamps of the first check after a
-/// file event, taken on the blocking thread that runs the check (tokio's timers round a sleep
-/// up to the next whole millisecond). The event comes when the writer writes its `-wal` frames,
-/// before the sync and before the commit is published in the `-shm`; these re-checks find a
-/// fast commit within about 0.1 ms of it becoming visible, instead of the 1–2 ms a 1 ms timer
-/// costs. 1.6 ms in all; a slower commit falls to the follow schedule.
-const FAST_FOLLOW: [Duration; 6] = [
-    Duration::from_micros(100),
-    Duration::from_micros(100),
-    Duration::from_micros(200),
-    Duration::from_micros(200),
-    Duration::from_micros(400),
-    Duration::from_micros(600),
-];
+/// While a stream waits on the store, the first check after a file event re-stamps on its
+/// blocking thread every [`FAST_FOLLOW_PAUSE`] for up to [`FAST_FOLLOW_FOR`] until the stamp
+/// differs (tokio's timers round a sleep up to the next whole millisecond). The event comes
+/// when the writer writes its `-wal` frames, before the sync and before the commit is
+/// published in the `-shm`; a `synchronous=FULL` writer (`SQLite`'s default, and how the bench
+/// writes) publishes about 1 ms later here. Even steps find the commit within about 0.1 ms of
+/// it becoming visible wherever in the window it lands; the growing steps used before (0.1 to
+/// 0.6 ms) left a commit visible at 1.1 ms waiting up to 0.5 ms. A slower commit falls to the
+/// follow schedule. The cost is a stamp (two `stat`s and a cached query, about 15 µs) per
+/// step, only while streams wait and only until the commit shows.
+const FAST_FOLLOW_PAUSE: Duration = Duration::from_micros(50);
+/// How long the first check after a file event keeps re-stamping (see [`FAST_FOLLOW_PAUSE`]).
+const FAST_FOLLOW_FOR: Duration = Duration::from_millis(2);
 /// With no stream waiting, checks (after file events or on the follow schedule) are at least
 /// this far apart: nobody waits for them (the state's last change, the backfill guard's first
 /// sighting and a rebuild notice can be this late), and a writer committing 1,000 times a
@@ -112,7 +111,13 @@ struct HubInner {
     rebuilds: broadcast::Sender<EventType>,
     /// Bumped (and signalled) on every subscription, to end a watcher's idle pause at once.
     subscriptions: Arc<Subscriptions>,
+    read_ahead: Option<ReadAhead>,
 }
+
+/// Called on the check's blocking thread when a store's stamp changed while streams wait on
+/// it, with the generation the hub is about to wake them with: the fan-out reads the new rows
+/// there ([`crate::fanout::Fanout::read_ahead`]).
+pub type ReadAhead = Arc<dyn Fn(EventType, u64) + Send + Sync>;
 
 /// A count of subscriptions and its condition variable: the watcher threads' idle pause waits
 /// on it, so a stream that subscribes during a pause is not kept waiting for it.
@@ -151,13 +156,14 @@ pub struct Hub {
 impl Hub {
     /// Start one task per store. Must be called inside a tokio runtime; the tasks end when
     /// `shutdown` is cancelled. `safety_tick` checks every store always; `live_check` checks a
-    /// store while a stream waits on it.
+    /// store while a stream waits on it; `read_ahead` is called on each change streams wait for.
     pub fn start(
         engine: Arc<Engine>,
         paths: &StorePaths,
         safety_tick: Duration,
         live_check: Duration,
         shutdown: CancellationToken,
+        read_ahead: Option<ReadAhead>,
     ) -> Hub {
         let stores = EventType::ALL
             .into_iter()
@@ -182,6 +188,7 @@ impl Hub {
                 changes: watch::Sender::new(0),
                 rebuilds: broadcast::Sender::new(8),
                 subscriptions: Arc::default(),
+                read_ahead,
             }),
         };
         for ty in EventType::ALL {
@@ -348,32 +355,49 @@ impl Hub {
     /// when the file event that led here came, if one did (for the latency trace).
     ///
     /// `fresh`: the first check after a file event. Then, while a stream waits, the check
-    /// re-stamps on its blocking thread after each of [`FAST_FOLLOW`]'s pauses until the stamp
+    /// re-stamps on its blocking thread every [`FAST_FOLLOW_PAUSE`] until the stamp
     /// differs from the last one.
     async fn check(&self, ty: EventType, event: Option<Instant>, fresh: bool) -> bool {
         let engine = self.inner.engine.clone();
         let store = self.store(ty);
-        let last = match &*lock(&store.health) {
-            Health::Ok(stamp) if fresh && store.wake.receiver_count() > 0 => Some(*stamp),
+        let previous = match &*lock(&store.health) {
+            Health::Ok(stamp) => Some(*stamp),
             _ => None,
         };
+        let waited = store.wake.receiver_count() > 0;
+        let follow = fresh && waited;
+        let read_ahead = self.inner.read_ahead.clone().filter(|_| waited);
+        let wake = Arc::clone(&store.wake);
         let stamp = move || {
             let mut now = engine.stamp(ty);
-            if let Some(last) = last {
-                for pause in FAST_FOLLOW {
-                    if !matches!(&now, Ok(s) if *s == last) {
-                        break;
-                    }
-                    std::thread::sleep(pause);
+            if follow && let Some(last) = previous {
+                let began = std::time::Instant::now();
+                while matches!(&now, Ok(s) if *s == last) && began.elapsed() < FAST_FOLLOW_FOR {
+                    std::thread::sleep(FAST_FOLLOW_PAUSE);
                     now = engine.stamp(ty);
                 }
             }
-            now
+            // A new good stamp while streams wait: read the new rows here, on this warm
+            // thread, and wake the streams from here with the generation that follows (only
+            // this store's task bumps it, and it is waiting for this thread), rather than
+            // after a hop back to the hub's task.
+            let mut woke = false;
+            if let (Some(read_ahead), Ok(now), Some(last)) = (&read_ahead, &now, previous)
+                && *now != last
+            {
+                read_ahead(ty, wake.borrow().wrapping_add(1));
+                wake.send_modify(|g| *g = g.wrapping_add(1));
+                woke = true;
+            }
+            (now, woke)
         };
-        let health = match tokio::task::spawn_blocking(stamp).await {
-            Ok(Ok(stamp)) => Health::Ok(stamp),
-            Ok(Err(e)) => Health::Failed(e.reason(), e.to_string()),
-            Err(e) => Health::Failed("store_error", format!("store check failed: {e}")),
+        let (health, woke) = match tokio::task::spawn_blocking(stamp).await {
+            Ok((Ok(stamp), woke)) => (Health::Ok(stamp), woke),
+            Ok((Err(e), woke)) => (Health::Failed(e.reason(), e.to_string()), woke),
+            Err(e) => (
+                Health::Failed("store_error", format!("store check failed: {e}")),
+                false,
+            ),
         };
         if let Health::Ok(stamp) = &health {
             let previous = lock(&store.last_identity).replace(stamp.identity);
@@ -404,7 +428,9 @@ impl Hub {
         };
         if changed {
             self.inner.changes.send_modify(|g| *g = g.wrapping_add(1));
-            store.wake.send_modify(|g| *g = g.wrapping_add(1));
+            if !woke {
+                store.wake.send_modify(|g| *g = g.wrapping_add(1));
+            }
             tracing::debug!(
                 target: LATENCY,
                 event_type = %ty,
@@ -550,6 +576,7 @@ mod tests {
             Duration::from_secs(3600),
             live_check,
             shutdown.clone(),
+            None,
         );
         (hub, shutdown)
     }
