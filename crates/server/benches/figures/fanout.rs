@@ -2,6 +2,11 @@
 //! row per commit; time to every stream's frame and to the last one, daemon CPU per commit,
 //! threads after. Streams past the process cap are refused today and counted: the same run
 //! shows the gain once the cap is raised.
+//!
+//! The socket floor, beside each size: one thread in this process writes the same number of
+//! frames of the same size straight to as many socket pairs (10 frames joined per write, as
+//! the daemon joins a connection's frames), read by the same reader threads. It is what the
+//! frames and the wake-ups of their readers cost on this machine with no Tidings at all.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -28,6 +33,13 @@ struct Size {
     cpu_per_commit: f64,
     threads: u64,
     rss: f64,
+    floor: Floor,
+}
+
+/// The socket floor for one size: to the last frame, and the writing thread's CPU per commit.
+struct Floor {
+    last: Dist,
+    cpu_per_commit: f64,
 }
 
 pub fn run(ctx: &crate::Ctx) -> Result<Section> {
@@ -50,6 +62,7 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
             "daemon CPU per commit",
             "threads after",
             "RSS after",
+            "socket floor: to last frame p50 / p99; CPU per commit",
         ],
     );
     section.notes.push(format!(
@@ -66,6 +79,7 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
     for &n in &sizes {
         let daemon = Daemon::fresh(&ctx.log(&format!("fanout-{n}")))?;
         let r = one_size(&daemon, n, commits, &limits)?;
+        drop(daemon);
         println!(
             "  {n} streams: {} open, {} refused; last frame p50 {} p99 {}",
             r.opened,
@@ -95,6 +109,12 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
             ms_f(r.cpu_per_commit),
             r.threads.to_string(),
             format!("{:.1} MiB", r.rss),
+            format!(
+                "{} / {}; {}",
+                ms(r.floor.last.p50),
+                ms(r.floor.last.p99),
+                ms_f(r.floor.cpu_per_commit)
+            ),
         ]);
         if r.missed > 0 {
             section.notes.push(format!(
@@ -136,6 +156,28 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
                 ""
             },
         ));
+        if r.asked >= 1000 {
+            section.summary.push(Sum::new(
+                format!(
+                    "fan-out {}: p99 to last frame against the socket floor",
+                    streams(r.asked)
+                ),
+                ms(r.last.p99),
+                format!("floor: {}", ms(r.floor.last.p99)),
+                ratio_d(r.last.p99, r.floor.last.p99),
+                "",
+            ));
+            section.summary.push(Sum::new(
+                format!(
+                    "fan-out {}: CPU per commit against the socket floor",
+                    streams(r.asked)
+                ),
+                ms_f(r.cpu_per_commit),
+                format!("floor: {}", ms_f(r.floor.cpu_per_commit)),
+                ratio(r.cpu_per_commit, r.floor.cpu_per_commit),
+                "",
+            ));
+        }
     }
     Ok(section)
 }
@@ -219,6 +261,7 @@ fn one_size(daemon: &Daemon, n: usize, commits: u64, limits: &ServerLimits) -> R
     let threads = procfs::threads(daemon.pid)?;
     let rss = procfs::rss_mib(daemon.pid)?;
     drop(readers);
+    let floor = socket_floor(opened, per, commits)?;
     Ok(Size {
         asked: n,
         opened,
@@ -234,7 +277,89 @@ fn one_size(daemon: &Daemon, n: usize, commits: u64, limits: &ServerLimits) -> R
         cpu_per_commit: cpu / commits as f64,
         threads,
         rss,
+        floor,
     })
+}
+
+/// One event frame as the daemon writes it for stream `sub` (the same fields and about the
+/// same size).
+fn frame(sub: &str, id: &str, rowid: u64) -> String {
+    format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/events/event\",\"params\":{{\"_meta\":\
+         {{\"io.modelcontextprotocol/subscriptionId\":\"{sub}\"}},\"eventId\":\"{id}\",\
+         \"name\":\"mail.received\",\"timestamp\":\"2026-12-01T04:00:00Z\",\"data\":{{\
+         \"messageId\":\"{id}\",\"from\":{{\"address\":\"bench@example.com\",\"name\":\"Bench\"}},\
+         \"to\":[],\"cc\":[],\"subject\":\"bench\",\"mailbox\":\"INBOX\",\"account\":\
+         \"bench@example.com\",\"dateReceived\":\"2026-12-01T04:00:00Z\",\"dateSent\":null,\
+         \"read\":false,\"flagged\":false,\"attachmentCount\":0}},\"cursor\":\
+         \"v2.0123456789abcdef0123456789abcdef.{rowid}\"}}}}\n"
+    )
+}
+
+/// The socket floor for `streams` streams, `per` to a socket pair: one thread writes each
+/// commit's frames, each socket's joined into one write; CPU from the thread's own
+/// `/proc/thread-self/schedstat` (ns on CPU).
+fn socket_floor(streams: usize, per: usize, commits: u64) -> Result<Floor> {
+    let (tx, frames) = mpsc::channel::<Frame>();
+    let mut readers = Vec::new();
+    let mut servers = Vec::new();
+    for first in (0..streams).step_by(per) {
+        let (server, client) = std::os::unix::net::UnixStream::pair()?;
+        readers.push(crate::wire::Conn::from_stream(client)?.into_frames(tx.clone())?);
+        servers.push((
+            server,
+            (first..streams.min(first + per)).collect::<Vec<_>>(),
+        ));
+    }
+    drop(tx);
+    let (go, orders) = mpsc::channel::<(u64, String)>();
+    let writer = std::thread::spawn(move || -> Result<f64> {
+        let mut on_cpu = 0u64;
+        for (rowid, id) in orders {
+            let before = run_ns()?;
+            for (socket, subs) in &mut servers {
+                let joined: String = subs
+                    .iter()
+                    .map(|i| frame(&format!("f{i}"), &id, rowid))
+                    .collect();
+                std::io::Write::write_all(socket, joined.as_bytes())?;
+            }
+            on_cpu += run_ns()? - before;
+        }
+        Ok(on_cpu as f64 / 1e6)
+    });
+    let mut last = Vec::new();
+    for k in 0..commits {
+        let id = format!("<bench.floor.{k}@example.com>");
+        let sent = Instant::now();
+        go.send((k, id.clone()))?;
+        let mut got = 0;
+        let mut latest = sent;
+        while got < streams {
+            let f = frames.recv_timeout(crate::wire::WAIT)?;
+            if f.event_id == id {
+                got += 1;
+                latest = latest.max(f.at);
+            }
+        }
+        last.push(latest.saturating_duration_since(sent));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(go);
+    let cpu = writer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the floor's writer panicked"))??;
+    drop(readers);
+    Ok(Floor {
+        last: dist(&mut last).expect("one commit at least"),
+        cpu_per_commit: cpu / commits as f64,
+    })
+}
+
+/// This thread's time on CPU so far (ns), from `/proc/thread-self/schedstat`.
+fn run_ns() -> Result<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat")?;
+    Ok(stat.split_whitespace().next().unwrap_or("0").parse()?)
 }
 
 /// "1 stream", "10 streams".

@@ -43,6 +43,11 @@ impl Conn {
     pub fn open(socket: &Path) -> Result<Conn> {
         let stream = UnixStream::connect(socket)
             .with_context(|| format!("connect to {}", socket.display()))?;
+        Conn::from_stream(stream)
+    }
+
+    /// The client side of an already connected socket (the fan-out's socket floor).
+    pub fn from_stream(stream: UnixStream) -> Result<Conn> {
         stream.set_read_timeout(Some(WAIT))?;
         Ok(Conn {
             reader: BufReader::new(stream.try_clone()?),
