@@ -264,9 +264,10 @@ fn envelope(
             _ => continue, // Bcc (presumably 2) is not part of what the sender showed.
         };
         if list.len() < MAX_RECIPIENTS {
+            // Columns of the recipients query above (not the scan's `at`): address, comment.
             list.push(person(
                 read::text(r, 1)?.as_deref(),
-                read::text(r, at::SUBJECT_PREFIX)?.as_deref(),
+                read::text(r, 2)?.as_deref(),
             ));
         }
     }
