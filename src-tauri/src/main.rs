@@ -14,7 +14,7 @@ mod commands;
 mod tray;
 
 use clap::Parser;
-use tauri::{Manager, RunEvent, WindowEvent};
+use tauri::{Manager, RunEvent};
 use tidings_server::{Handle, Tidings};
 use tracing::level_filters::LevelFilter;
 
@@ -100,13 +100,6 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             }
             Ok(())
         })
-        .on_window_event(|window, event| {
-            // Closing the settings window hides it: it is opened again from the menu.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
-            }
-        })
         .build(tauri::generate_context!())?;
     app.run(|app, event| match event {
         // The last window closing is not a reason to quit; `app.exit(n)` (Quit) passes
@@ -122,13 +115,35 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Shows the settings window and brings it to the front.
+/// Shows the settings window and brings it to the front, creating it first if it is not
+/// open. The window exists only while it is open: closing it destroys its web view, so the
+/// app with its window closed holds no web content process (docs/decisions/app-window.md).
 pub fn show_settings(app: &tauri::AppHandle) {
-    if let Some(window) = app.get_webview_window(SETTINGS) {
-        let _ = window.unminimize();
-        let _ = window.show();
-        let _ = window.set_focus();
-    }
+    let window = match app.get_webview_window(SETTINGS) {
+        Some(window) => window,
+        None => {
+            let Some(config) = app
+                .config()
+                .app
+                .windows
+                .iter()
+                .find(|w| w.label == SETTINGS)
+            else {
+                tracing::error!("no settings window in tauri.conf.json");
+                return;
+            };
+            match tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+                Ok(window) => window,
+                Err(error) => {
+                    tracing::error!(%error, "cannot open the settings window");
+                    return;
+                }
+            }
+        }
+    };
+    let _ = window.unminimize();
+    let _ = window.show();
+    let _ = window.set_focus();
 }
 
 /// SIGTERM (launchd or systemd stopping the app, `kill`) and Ctrl-C quit as the menu's Quit
