@@ -119,25 +119,24 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
 /// open. The window exists only while it is open: closing it destroys its web view, so the
 /// app with its window closed holds no web content process (docs/decisions/app-window.md).
 pub fn show_settings(app: &tauri::AppHandle) {
-    let window = match app.get_webview_window(SETTINGS) {
-        Some(window) => window,
-        None => {
-            let Some(config) = app
-                .config()
-                .app
-                .windows
-                .iter()
-                .find(|w| w.label == SETTINGS)
-            else {
-                tracing::error!("no settings window in tauri.conf.json");
+    let window = if let Some(window) = app.get_webview_window(SETTINGS) {
+        window
+    } else {
+        let Some(config) = app
+            .config()
+            .app
+            .windows
+            .iter()
+            .find(|w| w.label == SETTINGS)
+        else {
+            tracing::error!("no settings window in tauri.conf.json");
+            return;
+        };
+        match tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+            Ok(window) => window,
+            Err(error) => {
+                tracing::error!(%error, "cannot open the settings window");
                 return;
-            };
-            match tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
-                Ok(window) => window,
-                Err(error) => {
-                    tracing::error!(%error, "cannot open the settings window");
-                    return;
-                }
             }
         }
     };
