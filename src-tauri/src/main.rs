@@ -132,7 +132,9 @@ pub fn show_settings(app: &tauri::AppHandle) {
             tracing::error!("no settings window in tauri.conf.json");
             return;
         };
-        match tauri::WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+        match tauri::WebviewWindowBuilder::from_config(app, config)
+            .and_then(tauri::WebviewWindowBuilder::build)
+        {
             Ok(window) => window,
             Err(error) => {
                 tracing::error!(%error, "cannot open the settings window");
