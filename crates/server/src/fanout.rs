@@ -1,10 +1,9 @@
 //! Fan-out: one read per change for every stream at the head of a store (decisions/fanout.md).
 //!
-//! A stream that has caught up asks [`Fanout::next`] instead of reading on its own. The hub
-//! reads the store's new rows once per change, unfiltered, before it wakes the streams
-//! ([`Fanout::read_ahead`]); failing that, the first stream to ask reads them
-//! ([`Engine::read_shared`], on the blocking pool) while the others wait for that read (one
-//! async lock per store, so reads do not pile up). Each takes its own events from it in memory
+//! A stream that has caught up asks [`Fanout::next`] instead of reading on its own. The first
+//! stream to ask after a change reads the store's new rows once, unfiltered
+//! ([`Engine::read_shared`], on the blocking pool); the others wait for that read (one async
+//! lock per store, so reads do not pile up) and take their own events from it in memory
 //! ([`Shared::picks_for`]), each event encoded to JSON once for all of them
 //! ([`SharedRead::encoded`]). The last [`KEPT_READS`] reads are kept, so a stream a few reads
 //! behind (a slow writer) still takes from memory; one further behind gets `None` and drains
@@ -21,8 +20,6 @@ use tidings_core::{
     Cursor, Engine, EventType, Occurrence, Picks, Shared, StoreError, Subscription,
 };
 use tokio::sync::{Mutex, Semaphore, SemaphorePermit, watch};
-
-use crate::sync::lock;
 
 /// Reads kept per store for streams a little behind.
 pub const KEPT_READS: usize = 16;
@@ -43,20 +40,7 @@ pub async fn read_permit() -> SemaphorePermit<'static> {
 /// The shared reads of both stores.
 pub struct Fanout {
     engine: Arc<Engine>,
-    stores: [Store; EventType::COUNT],
-}
-
-/// One store's shared reads.
-#[derive(Default)]
-struct Store {
-    /// The reads kept. A plain lock held only to look or to add one, never across an await:
-    /// the thousand streams a change wakes find its read (read ahead by the hub) side by
-    /// side, instead of taking an async lock in turn, one task wake-up each.
-    reads: std::sync::Mutex<Reads>,
-    /// Held by whoever reads the store for the streams (a stream, or the hub's read-ahead),
-    /// so the streams woken by one change wait for the read in flight rather than start
-    /// their own.
-    reading: Mutex<()>,
+    stores: [Mutex<Reads>; EventType::COUNT],
 }
 
 /// One store's recent reads, newest last, each with the hub generation it began at.
@@ -121,14 +105,14 @@ impl Fanout {
     /// cache, about 0.2 ms of a single stream's latency). Nothing is read when no read is kept
     /// (no stream has reached the head) or the newest one left rows for a next read.
     pub fn read_ahead(&self, ty: EventType, generation: u64) {
-        let store = &self.stores[ty.index()];
-        let _reading = store.reading.blocking_lock();
-        let at = match lock(&store.reads).kept.back() {
-            Some((_, newest)) if !newest.shared.has_more() && !newest.shared.truncated() => {
-                newest.shared.cursor()
-            }
-            _ => return,
+        let mut reads = self.stores[ty.index()].blocking_lock();
+        let Some((_, newest)) = reads.kept.back() else {
+            return;
         };
+        if newest.shared.has_more() || newest.shared.truncated() {
+            return;
+        }
+        let at = newest.shared.cursor();
         let began = std::time::Instant::now();
         match self.engine.read_shared(ty, at) {
             Ok(read) => {
@@ -140,7 +124,7 @@ impl Fanout {
                     read_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX),
                     "latency: read ahead"
                 );
-                lock(&store.reads).keep(generation, Arc::new(SharedRead::new(read)));
+                reads.keep(generation, Arc::new(SharedRead::new(read)));
             }
             // The streams read again when they wake, and report the failure as they do.
             Err(e) => tracing::debug!(event_type = %ty, reason = e.reason(), "read-ahead failed"),
@@ -161,29 +145,23 @@ impl Fanout {
         wake: &watch::Receiver<u64>,
     ) -> Option<Result<(Arc<SharedRead>, Picks), StoreError>> {
         let ty = sub.event_type();
-        let store = &self.stores[ty.index()];
-        let covering = || {
-            lock(&store.reads)
+        let mut reads = self.stores[ty.index()].lock().await;
+        let covering = |reads: &Reads| {
+            reads
                 .kept
                 .iter()
                 .rev()
                 .find(|(generation, r)| *generation >= seen && r.shared.covers(at))
                 .map(|(_, r)| Arc::clone(r))
         };
-        // Matched outside every lock: a thousand streams match one read side by side.
-        if let Some(read) = covering() {
-            let picks = read.shared.picks_for(sub, at)?;
-            return Some(Ok((read, picks)));
-        }
-        let reading = store.reading.lock().await;
-        // Read by another stream (or the hub) while this one waited.
-        if let Some(read) = covering() {
-            drop(reading);
+        if let Some(read) = covering(&reads) {
+            // Matched outside the lock: a thousand streams match one read side by side.
+            drop(reads);
             let picks = read.shared.picks_for(sub, at)?;
             return Some(Ok((read, picks)));
         }
         // Behind every read kept: drain on its own, rather than read old rows for everyone.
-        let behind = lock(&store.reads).kept.front().is_some_and(|(_, oldest)| {
+        let behind = reads.kept.front().is_some_and(|(_, oldest)| {
             oldest.shared.cursor().is_in(at.identity) && at.rowid < oldest.shared.after().rowid
         });
         if behind {
@@ -202,8 +180,8 @@ impl Fanout {
                 return None;
             }
         };
-        lock(&store.reads).keep(generation, Arc::clone(&read));
-        drop(reading);
+        reads.keep(generation, Arc::clone(&read));
+        drop(reads);
         let picks = read.shared.picks_for(sub, at)?;
         Some(Ok((read, picks)))
     }
@@ -239,7 +217,7 @@ mod tests {
         let fanout = Fanout::new(Arc::clone(&engine));
         // No stream has reached the head yet: nothing to read on from.
         fanout.read_ahead(ty, 1);
-        assert!(lock(&fanout.stores[ty.index()].reads).kept.is_empty());
+        assert!(fanout.stores[ty.index()].blocking_lock().kept.is_empty());
 
         let stamp = engine.stamp(ty).unwrap();
         let head = Cursor {
@@ -247,10 +225,12 @@ mod tests {
             rowid: stamp.head,
         };
         let first = SharedRead::new(engine.read_shared(ty, head).unwrap());
-        lock(&fanout.stores[ty.index()].reads).keep(1, Arc::new(first));
+        fanout.stores[ty.index()]
+            .blocking_lock()
+            .keep(1, Arc::new(first));
         let new = send("after");
         fanout.read_ahead(ty, 2);
-        let reads = lock(&fanout.stores[ty.index()].reads);
+        let reads = fanout.stores[ty.index()].blocking_lock();
         let (generation, newest) = reads.kept.back().unwrap();
         assert_eq!(reads.kept.len(), 2);
         assert_eq!(
