@@ -1,9 +1,10 @@
 //! Fan-out: one read per change for every stream at the head of a store (decisions/fanout.md).
 //!
-//! A stream that has caught up asks [`Fanout::next`] instead of reading on its own. The first
-//! stream to ask after a change reads the store's new rows once, unfiltered
-//! ([`Engine::read_shared`], on the blocking pool); the others wait for that read (one async
-//! lock per store, so reads do not pile up) and take their own events from it in memory
+//! A stream that has caught up asks [`Fanout::next`] instead of reading on its own. The hub
+//! reads the store's new rows once per change, unfiltered, before it wakes the streams
+//! ([`Fanout::read_ahead`]); failing that, the first stream to ask reads them
+//! ([`Engine::read_shared`], on the blocking pool) while the others wait for that read (one
+//! async lock per store, so reads do not pile up). Each takes its own events from it in memory
 //! ([`Shared::picks_for`]), each event encoded to JSON once for all of them
 //! ([`SharedRead::encoded`]). The last [`KEPT_READS`] reads are kept, so a stream a few reads
 //! behind (a slow writer) still takes from memory; one further behind gets `None` and drains
