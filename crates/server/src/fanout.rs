@@ -194,26 +194,47 @@ mod tests {
     use tidings_core::{Limits, StorePaths};
     use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
 
+    /// A mail store with an INBOX and an engine on it.
+    struct World {
+        _dir: tempfile::TempDir,
+        mail: MailFixture,
+        inbox: i64,
+        engine: Arc<Engine>,
+    }
+
+    impl World {
+        fn new() -> World {
+            let dir = tempfile::tempdir().unwrap();
+            let home = MacHome::new(dir.path());
+            let (mail, inbox) =
+                MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
+            let engine = Engine::new(&StorePaths::for_home(dir.path()), Limits::default());
+            World {
+                _dir: dir,
+                mail,
+                inbox,
+                engine: Arc::new(engine),
+            }
+        }
+
+        /// Appends one mail from an allowed sender; its ROWID.
+        fn send(&mut self, subject: &str) -> i64 {
+            self.mail
+                .append(&NewMail::new(
+                    Addr::new("ana@example.com", "Ana"),
+                    subject,
+                    self.inbox,
+                    Some(1_700_000_000),
+                ))
+                .unwrap()
+        }
+    }
+
     #[test]
     fn a_read_ahead_reads_on_from_the_newest_read_and_only_once_one_is_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = MacHome::new(dir.path());
-        let (mut mail, inbox) =
-            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
-        let mut send = |subject: &str| {
-            mail.append(&NewMail::new(
-                Addr::new("ana@example.com", "Ana"),
-                subject,
-                inbox,
-                Some(1_700_000_000),
-            ))
-            .unwrap()
-        };
-        send("before");
-        let engine = Arc::new(Engine::new(
-            &StorePaths::for_home(dir.path()),
-            Limits::default(),
-        ));
+        let mut world = World::new();
+        world.send("before");
+        let engine = Arc::clone(&world.engine);
         let ty = EventType::MailReceived;
         let fanout = Fanout::new(Arc::clone(&engine));
         // No stream has reached the head yet: nothing to read on from.
@@ -229,7 +250,7 @@ mod tests {
         fanout.stores[ty.index()]
             .blocking_lock()
             .keep(1, Arc::new(first));
-        let new = send("after");
+        let new = world.send("after");
         fanout.read_ahead(ty, 2);
         let reads = fanout.stores[ty.index()].blocking_lock();
         let (generation, newest) = reads.kept.back().unwrap();
@@ -252,18 +273,9 @@ mod tests {
 
     #[test]
     fn each_event_of_a_read_is_encoded_once_for_every_stream() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = MacHome::new(dir.path());
-        let (mut mail, inbox) =
-            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
-        mail.append(&NewMail::new(
-            Addr::new("ana@example.com", "Ana"),
-            "hello",
-            inbox,
-            Some(1_700_000_000),
-        ))
-        .unwrap();
-        let engine = Engine::new(&StorePaths::for_home(dir.path()), Limits::default());
+        let mut world = World::new();
+        world.send("hello");
+        let engine = &world.engine;
         let ty = EventType::MailReceived;
         let from = Cursor {
             identity: engine.stamp(ty).unwrap().identity,

@@ -355,8 +355,9 @@ impl Hub {
     /// when the file event that led here came, if one did (for the latency trace).
     ///
     /// `fresh`: the first check after a file event. Then, while a stream waits, the check
-    /// re-stamps on its blocking thread every [`FAST_FOLLOW_PAUSE`] until the stamp
-    /// differs from the last one.
+    /// re-stamps on its blocking thread every [`FAST_FOLLOW_PAUSE`] until the stamp differs
+    /// from the last one, for up to [`FAST_FOLLOW_FOR`]. A new good stamp while a stream waits
+    /// is read ahead for the fan-out and woken from that thread (`read_ahead`).
     async fn check(&self, ty: EventType, event: Option<Instant>, fresh: bool) -> bool {
         let engine = self.inner.engine.clone();
         let store = self.store(ty);

@@ -88,20 +88,19 @@ fn best_drain(daemon: &Daemon, start: &str) -> Result<Drain> {
     })
 }
 
-/// The cached store's demo settings, with the mail backfill guard on (the default) or off.
+/// The cached store's demo settings, with the mail backfill guard on (the default, as
+/// [`store::settings`] writes them) or off.
 fn guard(on: bool) -> Result<()> {
     let (home, _) = store::million()?;
+    if on {
+        return store::settings(&home);
+    }
     let demo = tidings_server::demo::DEMO_SETTINGS;
-    let text = if on {
-        demo.to_owned()
-    } else {
-        let off = demo.replacen("[mail]\n", "[mail]\nbackfill_days = 0\n", 1);
-        if off == demo {
-            bail!("the demo settings have no [mail] table to turn the backfill guard off in");
-        }
-        off
-    };
-    std::fs::write(home.join("settings.toml"), text).context("write the bench settings")
+    let off = demo.replacen("[mail]\n", "[mail]\nbackfill_days = 0\n", 1);
+    if off == demo {
+        bail!("the demo settings have no [mail] table to turn the backfill guard off in");
+    }
+    std::fs::write(home.join("settings.toml"), off).context("write the bench settings")
 }
 
 pub fn catchup(ctx: &crate::Ctx) -> Result<Section> {

@@ -26,7 +26,7 @@ pub fn bench_dir() -> PathBuf {
 }
 
 /// Writes the demo settings, so a daemon or app on `home` finds no first run.
-fn settings(home: &Path) -> Result<()> {
+pub fn settings(home: &Path) -> Result<()> {
     std::fs::write(
         home.join("settings.toml"),
         tidings_server::demo::DEMO_SETTINGS,
