@@ -4,7 +4,10 @@
 //! reads the store's new rows once per change, unfiltered, before it wakes the streams
 //! ([`Fanout::read_ahead`]); failing that, the first stream to ask reads them
 //! ([`Engine::read_shared`], on the blocking pool) while the others wait for that read (one
-//! async lock per store, so reads do not pile up). Each takes its own events from it in memory
+//! async lock per store, so reads do not pile up). A stream whose read is already kept finds
+//! it under a plain lock held for the lookup alone, so a thousand streams woken by one commit
+//! do not pass one by one through the async lock (each hand-over a task wake-up), and the
+//! streams of one connection queue their frames close enough together to share a write. Each takes its own events from it in memory
 //! ([`Shared::picks_for`]), each event encoded to JSON once for all of them
 //! ([`SharedRead::encoded`]). The last [`KEPT_READS`] reads are kept, so a stream a few reads
 //! behind (a slow writer) still takes from memory; one further behind gets `None` and drains
@@ -15,7 +18,7 @@
 //! for streams at once, whatever the number of streams (each store has one lock anyway).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use tidings_core::{
     Cursor, Engine, EventType, Occurrence, Picks, Shared, StoreError, Subscription,
@@ -41,7 +44,23 @@ pub async fn read_permit() -> SemaphorePermit<'static> {
 /// The shared reads of both stores.
 pub struct Fanout {
     engine: Arc<Engine>,
-    stores: [Mutex<Reads>; EventType::COUNT],
+    stores: [Store; EventType::COUNT],
+}
+
+/// One store's reads kept, and the lock a new read is made under.
+#[derive(Default)]
+struct Store {
+    /// Held only to look up or keep a read, never across an await.
+    kept: std::sync::Mutex<Reads>,
+    /// Held across a new read, so one stream reads while the others wait for it.
+    reading: Mutex<()>,
+}
+
+impl Store {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Reads> {
+        // A panic while the list was held leaves it whole (a push or a pop), so read on.
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// One store's recent reads, newest last, each with the hub generation it began at.
@@ -106,14 +125,18 @@ impl Fanout {
     /// cache, about 0.2 ms of a single stream's latency). Nothing is read when no read is kept
     /// (no stream has reached the head) or the newest one left rows for a next read.
     pub fn read_ahead(&self, ty: EventType, generation: u64) {
-        let mut reads = self.stores[ty.index()].blocking_lock();
-        let Some((_, newest)) = reads.kept.back() else {
-            return;
+        let store = &self.stores[ty.index()];
+        let _reading = store.reading.blocking_lock();
+        let at = {
+            let reads = store.kept();
+            let Some((_, newest)) = reads.kept.back() else {
+                return;
+            };
+            if newest.shared.has_more() || newest.shared.truncated() {
+                return;
+            }
+            newest.shared.cursor()
         };
-        if newest.shared.has_more() || newest.shared.truncated() {
-            return;
-        }
-        let at = newest.shared.cursor();
         let began = std::time::Instant::now();
         match self.engine.read_shared(ty, at) {
             Ok(read) => {
@@ -125,7 +148,9 @@ impl Fanout {
                     read_us = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX),
                     "latency: read ahead"
                 );
-                reads.keep(generation, Arc::new(SharedRead::new(read)));
+                store
+                    .kept()
+                    .keep(generation, Arc::new(SharedRead::new(read)));
             }
             // The streams read again when they wake, and report the failure as they do.
             Err(e) => tracing::debug!(event_type = %ty, reason = e.reason(), "read-ahead failed"),
@@ -146,23 +171,32 @@ impl Fanout {
         wake: &watch::Receiver<u64>,
     ) -> Option<Result<(Arc<SharedRead>, Picks), StoreError>> {
         let ty = sub.event_type();
-        let mut reads = self.stores[ty.index()].lock().await;
-        let covering = |reads: &Reads| {
-            reads
+        let store = &self.stores[ty.index()];
+        let covering = || {
+            store
+                .kept()
                 .kept
                 .iter()
                 .rev()
                 .find(|(generation, r)| *generation >= seen && r.shared.covers(at))
                 .map(|(_, r)| Arc::clone(r))
         };
-        if let Some(read) = covering(&reads) {
-            // Matched outside the lock: a thousand streams match one read side by side.
-            drop(reads);
+        // Matched outside any lock: a thousand streams match one read side by side.
+        let matched = |read: Arc<SharedRead>| {
             let picks = read.shared.picks_for(sub, at)?;
-            return Some(Ok((read, picks)));
+            Some(Ok((read, picks)))
+        };
+        if let Some(read) = covering() {
+            return matched(read);
+        }
+        let reading = store.reading.lock().await;
+        // Another stream may have made the read while this one waited for the lock.
+        if let Some(read) = covering() {
+            drop(reading);
+            return matched(read);
         }
         // Behind every read kept: drain on its own, rather than read old rows for everyone.
-        let behind = reads.kept.front().is_some_and(|(_, oldest)| {
+        let behind = store.kept().kept.front().is_some_and(|(_, oldest)| {
             oldest.shared.cursor().is_in(at.identity) && at.rowid < oldest.shared.after().rowid
         });
         if behind {
@@ -181,10 +215,9 @@ impl Fanout {
                 return None;
             }
         };
-        reads.keep(generation, Arc::clone(&read));
-        drop(reads);
-        let picks = read.shared.picks_for(sub, at)?;
-        Some(Ok((read, picks)))
+        store.kept().keep(generation, Arc::clone(&read));
+        drop(reading);
+        matched(read)
     }
 }
 
@@ -239,7 +272,7 @@ mod tests {
         let fanout = Fanout::new(Arc::clone(&engine));
         // No stream has reached the head yet: nothing to read on from.
         fanout.read_ahead(ty, 1);
-        assert!(fanout.stores[ty.index()].blocking_lock().kept.is_empty());
+        assert!(fanout.stores[ty.index()].kept().kept.is_empty());
 
         let stamp = engine.stamp(ty).unwrap();
         let head = Cursor {
@@ -247,12 +280,10 @@ mod tests {
             rowid: stamp.head,
         };
         let first = SharedRead::new(engine.read_shared(ty, head).unwrap());
-        fanout.stores[ty.index()]
-            .blocking_lock()
-            .keep(1, Arc::new(first));
+        fanout.stores[ty.index()].kept().keep(1, Arc::new(first));
         let new = world.send("after");
         fanout.read_ahead(ty, 2);
-        let reads = fanout.stores[ty.index()].blocking_lock();
+        let reads = fanout.stores[ty.index()].kept();
         let (generation, newest) = reads.kept.back().unwrap();
         assert_eq!(reads.kept.len(), 2);
         assert_eq!(

@@ -53,6 +53,10 @@ const DUPLEX_BYTES: usize = 64 * 1024;
 const OUTBOUND_FRAMES: usize = 32;
 /// The writer joins waiting frames into one write up to about this many bytes.
 const WRITE_BATCH_BYTES: usize = 64 * 1024;
+/// Yields the writer gives, at most, while frames keep arriving, before it writes.
+const GATHER_YIELDS: usize = 16;
+/// Yields in a row with no new frame after which the writer stops gathering.
+const GATHER_QUIET: usize = 2;
 /// How much the reader asks the socket for at a time.
 const READ_CHUNK: usize = 16 * 1024;
 /// Notifications and responses held before the lifecycle begins; more are dropped (none of
@@ -300,11 +304,22 @@ async fn write_client<W: AsyncWrite + Unpin>(
 ) {
     let mut batch = Vec::new();
     while let Some(mut frame) = frames.recv().await {
-        // The frames already waiting go out with this one, in one write: a fan-out puts a
-        // frame for each of the connection's streams in the queue at once. One yield first
-        // lets the streams woken with this one queue theirs (each write wakes the client).
-        if frames.is_empty() {
+        // The frames already waiting go out with this one, in one write: a fan-out wakes each
+        // of the connection's streams at once, and each queues its frame when its task runs.
+        // Yield while more keep arriving, so they join this write rather than each waking
+        // the client with its own (a send and a wake-up of the reader each).
+        let mut still = 0;
+        for _ in 0..GATHER_YIELDS {
+            let waiting = frames.len();
             tokio::task::yield_now().await;
+            still = if frames.len() == waiting {
+                still + 1
+            } else {
+                0
+            };
+            if still == GATHER_QUIET {
+                break;
+            }
         }
         if !frames.is_empty() {
             batch.clear();

@@ -229,8 +229,15 @@ pub async fn stream(
     let period = daemon.limits().heartbeat;
     let mut heartbeat = tokio::time::interval_at(Instant::now() + period, period);
     heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let shutdown = daemon.shutdown_token().clone();
     let mut beat = false;
+    // Made once, not on each turn: a thousand streams woken by one commit would otherwise
+    // each join and leave three waiter lists per turn. The daemon's shutdown is not waited
+    // on here: it cancels `conn.closed`, a child of it (one waiter list shared by every
+    // stream in the process was the costliest of them).
+    let cancelled = ctx.ct.cancelled();
+    let closed = conn.closed.cancelled();
+    let revoked_by = conn.revoked.cancelled();
+    tokio::pin!(cancelled, closed, revoked_by);
     let end = loop {
         s.generation = *wake.borrow_and_update();
         if let Err(end) = s.drain().await {
@@ -248,10 +255,9 @@ pub async fn stream(
         }
         tokio::select! {
             biased;
-            () = ctx.ct.cancelled() => break End::Closed,
-            () = conn.closed.cancelled() => break End::Closed,
-            () = shutdown.cancelled() => break End::Closed,
-            () = conn.revoked.cancelled() => {
+            () = &mut cancelled => break End::Closed,
+            () = &mut closed => break End::Closed,
+            () = &mut revoked_by => {
                 let why = conn.revocation().unwrap_or(Revocation::ByUser);
                 tracing::debug!(event_type = %s.sub.event_type(), ?why, "stream terminated: revoked");
                 break s.terminate(&revoked(why)).await;
