@@ -107,13 +107,19 @@ impl Backfill {
         self.window.is_some()
     }
 
-    /// Judge the rows of `(after, upto]` (every row, in ROWID order, with its own date) and
-    /// return the ROWIDs that are backfill. `seed` is the newest date among the rows just below
-    /// `after`. Counts each backfilled row once however many streams read it.
+    /// Judge the found rows of `(after, upto]` and return the ROWIDs that are backfill. Each
+    /// row comes as `(rowid, own date, newest date among the window's rows before it)`, in
+    /// ROWID order; `seed` is the newest date among the rows just below `after`, and `newest`
+    /// the newest date in the whole window (kept as the mark at `upto`). The store's dates in
+    /// between are read by SQL aggregates, not walked row by row (`Source::newest`). Counts
+    /// each backfilled row once however many streams read it; rows a filter left out are
+    /// not judged (nor counted).
+    #[allow(clippy::too_many_arguments)] // the window, its dates and the reader's clock
     pub(crate) fn judge(
         &mut self,
-        rows: &[(i64, Option<OffsetDateTime>)],
+        rows: &[(i64, Option<OffsetDateTime>, Option<OffsetDateTime>)],
         seed: Option<OffsetDateTime>,
+        newest: Option<OffsetDateTime>,
         after: i64,
         upto: i64,
         now: OffsetDateTime,
@@ -123,23 +129,22 @@ impl Backfill {
             return Vec::new();
         };
         let mark = self.marks.range(..=after).next_back().map(|(_, d)| *d);
-        let mut newest = seed.max(mark);
+        let floor = seed.max(mark);
         let mut backfill = Vec::new();
-        for &(rowid, date) in rows {
+        for &(rowid, date, before) in rows {
             // When we saw the row appear, if we did: fixed, so every reader judges it alike.
             // Else the newest earlier date, capped at now (a row dated in the future must not
             // make its neighbours look old).
             let reference = self
                 .first_seen(rowid)
-                .or_else(|| newest.map(|d| d.min(now)));
+                .or_else(|| floor.max(before).map(|d| d.min(now)));
             if let (Some(date), Some(reference)) = (date, reference)
                 && reference - date > window
             {
                 backfill.push(rowid);
             }
-            newest = newest.max(date);
         }
-        if let Some(newest) = newest {
+        if let Some(newest) = floor.max(newest) {
             self.marks.insert(upto, newest);
             if self.marks.len() > MAX_MARKS {
                 self.marks.pop_first();
@@ -240,6 +245,27 @@ mod tests {
         b.observe(identity, head, when);
     }
 
+    impl Backfill {
+        /// `judge` over every row of a window, each row's earlier dates walked in order.
+        fn judge_walked(
+            &mut self,
+            rows: &[(i64, Option<OffsetDateTime>)],
+            seed: Option<OffsetDateTime>,
+            after: i64,
+            upto: i64,
+            now: OffsetDateTime,
+            name: &str,
+        ) -> Vec<i64> {
+            let mut newest = None;
+            let mut judged = Vec::new();
+            for &(rowid, date) in rows {
+                judged.push((rowid, date, newest));
+                newest = newest.max(date);
+            }
+            self.judge(&judged, seed, newest, after, upto, now, name)
+        }
+    }
+
     fn guard() -> Backfill {
         let mut b = Backfill::default();
         b.set_window(Some(std::time::Duration::from_secs(7 * 86_400)));
@@ -256,10 +282,10 @@ mod tests {
             (13, Some(at(-30))),
             (14, Some(at(-1))),
         ];
-        assert_eq!(b.judge(&rows, None, 10, 14, at(0), "t"), [12, 13]);
+        assert_eq!(b.judge_walked(&rows, None, 10, 14, at(0), "t"), [12, 13]);
         assert_eq!(b.skipped(), 2);
         // Another stream over the same rows counts nothing more.
-        assert_eq!(b.judge(&rows, None, 10, 14, at(0), "t"), [12, 13]);
+        assert_eq!(b.judge_walked(&rows, None, 10, 14, at(0), "t"), [12, 13]);
         assert_eq!(b.skipped(), 2);
     }
 
@@ -280,7 +306,7 @@ mod tests {
             (15, None),
             (16, Some(at(1))),
         ];
-        let expected = walked.judge(&rows, None, 10, 16, at(3), "t");
+        let expected = walked.judge_walked(&rows, None, 10, 16, at(3), "t");
         assert_eq!(expected, [12, 13]);
         assert_eq!(
             alone.judge_seen(&rows, 10, 16, at(3), "t").unwrap(),
@@ -304,7 +330,10 @@ mod tests {
         // Asleep two days; on wake the head moves and rows dated two days ago appear.
         see(&mut b, 12, at(2));
         let rows = [(11, Some(at(0))), (12, Some(at(0)))];
-        assert!(b.judge(&rows, Some(at(0)), 10, 12, at(2), "t").is_empty());
+        assert!(
+            b.judge_walked(&rows, Some(at(0)), 10, 12, at(2), "t")
+                .is_empty()
+        );
     }
 
     #[test]
@@ -314,7 +343,7 @@ mod tests {
         see(&mut b, 11, at(1));
         // Read ten days later: the row appeared one day after its date.
         assert!(
-            b.judge(&[(11, Some(at(0)))], Some(at(0)), 10, 11, at(10), "t")
+            b.judge_walked(&[(11, Some(at(0)))], Some(at(0)), 10, 11, at(10), "t")
                 .is_empty()
         );
     }
@@ -325,7 +354,7 @@ mod tests {
         see(&mut b, 0, at(0));
         see(&mut b, 3, at(0));
         let rows = [(1, Some(at(-900))), (2, Some(at(-800))), (3, Some(at(-10)))];
-        assert_eq!(b.judge(&rows, None, 0, 3, at(0), "t"), [1, 2, 3]);
+        assert_eq!(b.judge_walked(&rows, None, 0, 3, at(0), "t"), [1, 2, 3]);
     }
 
     #[test]
@@ -334,13 +363,16 @@ mod tests {
         see(&mut b, 0, at(0));
         see(&mut b, 1, at(0));
         assert!(
-            b.judge(&[(1, Some(at(-900)))], None, 0, 1, at(0), "t")
+            b.judge_walked(&[(1, Some(at(-900)))], None, 0, 1, at(0), "t")
                 .is_empty()
         );
         let mut b = guard();
         see(&mut b, 0, at(0));
         see(&mut b, 1, at(0));
-        assert!(b.judge(&[(1, None)], None, 0, 1, at(0), "t").is_empty());
+        assert!(
+            b.judge_walked(&[(1, None)], None, 0, 1, at(0), "t")
+                .is_empty()
+        );
     }
 
     #[test]
@@ -348,7 +380,7 @@ mod tests {
         let mut b = guard();
         see(&mut b, 10, at(0));
         let rows = [(11, Some(at(400))), (12, Some(at(0)))];
-        assert!(b.judge(&rows, None, 10, 12, at(0), "t").is_empty());
+        assert!(b.judge_walked(&rows, None, 10, 12, at(0), "t").is_empty());
     }
 
     #[test]
@@ -357,7 +389,7 @@ mod tests {
         see(&mut b, 30, at(0));
         see(&mut b, 51, at(0));
         let old: Vec<_> = (31..=51).map(|r| (r, Some(at(0)))).collect();
-        assert!(b.judge(&old, None, 30, 51, at(0), "t").is_empty());
+        assert!(b.judge_walked(&old, None, 30, 51, at(0), "t").is_empty());
         // Wiped in place (same file identity), then a resync of 40 rows dated two months
         // back: the head went down, so the rows under the old ROWIDs are new to us.
         see(&mut b, 0, at(1));
@@ -365,7 +397,7 @@ mod tests {
         let resync: Vec<_> = (1..=40)
             .map(|r| (r, Some(at(-60) + time::Duration::hours(r))))
             .collect();
-        let skipped = b.judge(&resync, None, 0, 40, at(1), "t");
+        let skipped = b.judge_walked(&resync, None, 0, 40, at(1), "t");
         assert_eq!(skipped.len(), 40, "{skipped:?}");
         assert_eq!(b.skipped(), 40);
     }
@@ -382,9 +414,9 @@ mod tests {
             (12, Some(nearly_old)),
             (13, Some(at(0))),
         ];
-        assert!(b.judge(&rows, None, 10, 13, at(0), "t").is_empty());
+        assert!(b.judge_walked(&rows, None, 10, 13, at(0), "t").is_empty());
         // A reader a minute later sees the same: the reference is when the rows appeared.
         let later = at(0) + time::Duration::minutes(1);
-        assert!(b.judge(&rows, None, 10, 13, later, "t").is_empty());
+        assert!(b.judge_walked(&rows, None, 10, 13, later, "t").is_empty());
     }
 }

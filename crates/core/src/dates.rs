@@ -11,7 +11,7 @@ use time::format_description::well_known::Rfc3339;
 pub const APPLE_EPOCH_OFFSET_SECS: i64 = 978_307_200;
 
 /// Above this, an Apple timestamp is in nanoseconds (seconds would be ~31 million years).
-const APPLE_NANOS_THRESHOLD: i64 = 1_000_000_000_000;
+pub(crate) const APPLE_NANOS_THRESHOLD: i64 = 1_000_000_000_000;
 
 /// A Unix time in seconds from Mail; `None` for NULL, zero or out of range.
 pub fn from_unix_secs(secs: Option<i64>) -> Option<OffsetDateTime> {

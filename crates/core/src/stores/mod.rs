@@ -17,6 +17,7 @@
 mod columns;
 pub(crate) mod mail;
 pub(crate) mod messages;
+mod newest;
 mod open;
 #[cfg(test)]
 mod plans;
@@ -38,11 +39,6 @@ pub(crate) use open::StoreHandle;
 /// thousand, so a turn is well under a millisecond and the seek at most a turn past the cheaper
 /// way's cost.
 const SEEK_CHUNK: i64 = 4096;
-
-/// `SELECT ROWID, <date> FROM <table>` over a ROWID range (the date read as the scan reads it).
-fn dates_sql(table: &str, date: &str) -> String {
-    format!("SELECT ROWID, {date} FROM {table} WHERE ROWID > ?1 AND ROWID <= ?2 ORDER BY ROWID")
-}
 
 /// Where the stores live, found from a home directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,13 +144,9 @@ pub(crate) trait Source {
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError>;
     /// The rows in `window` that pass `filter` and the skip rules.
     fn scan(&mut self, filter: &Self::Filter, window: Window) -> Result<Scan, StoreError>;
-    /// Every row in `(after, upto]`, matching or not, in ROWID order, with its own date (a
-    /// date that is not an integer reads as none); the backfill guard judges them.
-    fn dates(
-        &mut self,
-        after: i64,
-        upto: i64,
-    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError>;
+    /// The newest date among the rows in `(after, upto]`, matching or not, each date read as
+    /// the scan reads it; the backfill guard judges found rows against it.
+    fn newest(&mut self, after: i64, upto: i64) -> Result<Option<OffsetDateTime>, StoreError>;
 }
 
 #[cfg(test)]

@@ -256,6 +256,21 @@ impl<C: Copy> StoreHandle<C> {
         r.map_err(|e| self.fail(e))
     }
 
+    /// The two values [`NewestSql::sql`](super::newest::NewestSql) yields for `?1 = after`,
+    /// `?2 = upto` (its greatest and least date), as stored.
+    pub(crate) fn query_newest(
+        &mut self,
+        sql: &str,
+        after: i64,
+        upto: i64,
+    ) -> Result<(rusqlite::types::Value, rusqlite::types::Value), StoreError> {
+        let (conn, _, _) = self.current()?;
+        let r = conn
+            .prepare_cached(sql)
+            .and_then(|mut stmt| stmt.query_row([after, upto], |r| Ok((r.get(0)?, r.get(1)?))));
+        r.map_err(|e| self.fail(e))
+    }
+
     pub(crate) fn query_rowid(&mut self, sql: &str, value: i64) -> Result<Option<i64>, StoreError> {
         let (conn, _, _) = self.current()?;
         let r = conn

@@ -14,6 +14,7 @@ use std::time::Duration;
 use rusqlite::OptionalExtension;
 use time::OffsetDateTime;
 
+use super::newest::NewestSql;
 use super::open::SeekSql;
 use super::{Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::dates::to_apple_nanos;
@@ -81,6 +82,14 @@ impl MessagesStore {
 
 const HEAD_SQL: &str = super::open::head_sql!("message");
 
+/// The newest date of a range (`Source::newest`).
+pub(super) const NEWEST: NewestSql = NewestSql {
+    sql: "SELECT max(date), min(date) FROM message WHERE ROWID > ?1 AND ROWID <= ?2",
+    walk: "SELECT ROWID, date FROM message WHERE ROWID > ?1 AND ROWID <= ?2",
+    ordered_above: Some(crate::dates::APPLE_NANOS_THRESHOLD),
+    convert: crate::dates::from_apple,
+};
+
 /// The `maxAgeMs` seek, as for Mail (see `SeekSql`): never a walk in ROWID order chosen by a
 /// planner without statistics.
 const SEEK: SeekSql = SeekSql {
@@ -140,16 +149,7 @@ impl Source for MessagesStore {
         Ok(Scan { identity, found })
     }
 
-    fn dates(
-        &mut self,
-        after: i64,
-        upto: i64,
-    ) -> Result<Vec<(i64, Option<OffsetDateTime>)>, StoreError> {
-        let sql = super::dates_sql("message", "date");
-        let rows = self.handle.query_pairs(&sql, after, upto)?;
-        Ok(rows
-            .into_iter()
-            .map(|(r, d)| (r, crate::dates::from_apple(d)))
-            .collect())
+    fn newest(&mut self, after: i64, upto: i64) -> Result<Option<OffsetDateTime>, StoreError> {
+        super::newest::newest_of(&mut self.handle, &NEWEST, after, upto)
     }
 }

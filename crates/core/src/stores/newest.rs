@@ -1,0 +1,186 @@
+//! The newest date of a ROWID range, for the backfill guard ([`Source::newest`]): SQL
+//! aggregates over the range rather than every row stepped into Rust (a filtered catch-up
+//! of a million rows judged its few found rows against a walk of all of them, issue 14).
+
+use rusqlite::types::Value;
+use time::OffsetDateTime;
+
+#[cfg(doc)]
+use super::Source;
+use super::open::StoreHandle;
+use crate::error::StoreError;
+
+/// How one store's dates are read in aggregate.
+pub(super) struct NewestSql {
+    /// `SELECT max(<date>), min(<date>)` over `ROWID > ?1 AND ROWID <= ?2`. Plain aggregates:
+    /// a `CASE` per row to sort values by type doubled the cost of each row.
+    pub(super) sql: &'static str,
+    /// `SELECT ROWID, <date>` over the same range, walked when the aggregates cannot answer.
+    pub(super) walk: &'static str,
+    /// Raw values convert in order only above this (Messages: nanoseconds above
+    /// `dates::APPLE_NANOS_THRESHOLD`, legacy seconds at or below it); a range whose least
+    /// value is not above it is walked. `None`: every value converts in order (Mail).
+    pub(super) ordered_above: Option<i64>,
+    /// The store's conversion of a date as `read::int` reads it.
+    pub(super) convert: fn(Option<i64>) -> Option<OffsetDateTime>,
+}
+
+/// The newest date of `(after, upto]`, each date read as leniently as the scan reads it.
+/// From the aggregates when the greatest value is an integer (`SQLite` orders every number
+/// before any text or BLOB, so no text is in the range; a real below it truncates to no more
+/// than it) that converts to a date, and the range holds one class of values; else walked row
+/// by row (`walk`), where the order of raw values says nothing.
+pub(super) fn newest_of<C: Copy>(
+    handle: &mut StoreHandle<C>,
+    sql: &NewestSql,
+    after: i64,
+    upto: i64,
+) -> Result<Option<OffsetDateTime>, StoreError> {
+    if upto <= after {
+        return Ok(None);
+    }
+    let (max, min) = handle.query_newest(sql.sql, after, upto)?;
+    let one_class = sql.ordered_above.is_none_or(|floor| match min {
+        Value::Integer(i) => i > floor,
+        #[allow(clippy::cast_precision_loss)] // a bound, not arithmetic
+        Value::Real(f) => f > floor as f64,
+        _ => false,
+    });
+    match max {
+        Value::Null => return Ok(None),
+        // An out-of-range greatest value hides the greatest one in range: walk.
+        Value::Integer(newest)
+            if one_class && (newest <= 0 || (sql.convert)(Some(newest)).is_some()) =>
+        {
+            return Ok((sql.convert)(Some(newest)));
+        }
+        _ => {}
+    }
+    let rows = handle.query_pairs(sql.walk, after, upto)?;
+    Ok(rows.into_iter().filter_map(|(_, d)| (sql.convert)(d)).max())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rusqlite::Connection;
+    use tidings_fixtures::{MacHome, MailProfile, MessagesProfile};
+    use time::OffsetDateTime;
+
+    use crate::dates::{APPLE_NANOS_THRESHOLD, from_apple, from_unix_secs};
+    use crate::stores::mail::MailStore;
+    use crate::stores::messages::MessagesStore;
+    use crate::stores::{Source, StorePaths, read};
+
+    /// Odd dates a stranger's store may hold: a real with a fraction (the date columns' integer
+    /// affinity turns numeric text and whole reals into integers), text, zero, a negative,
+    /// NULL, a BLOB, out of range, and both Messages classes on each side of their split. The
+    /// readable ones are later than every fixture date, so a range that holds one must find it.
+    const ODD: &[&str] = &[
+        "4000000000.5",
+        "'soon'",
+        "4.1e9",
+        "0",
+        "-5",
+        "NULL",
+        "1e300",
+        "x'00ff'",
+        "4200000000",
+        "5000000000000000000",
+        "999999999999",
+        "1000000000000",
+        "1000000000001",
+        "300000000000",
+    ];
+
+    /// The rows the odd dates go to, two at a time: ranges over the store then hold none,
+    /// one or both.
+    const ODD_ROWS: [i64; 2] = [5, 11];
+
+    /// The walk the aggregate replaces: every row's date read as the scan reads it, the newest.
+    fn walked(
+        conn: &Connection,
+        table: &str,
+        date: &str,
+        convert: fn(Option<i64>) -> Option<OffsetDateTime>,
+        after: i64,
+        upto: i64,
+    ) -> Option<OffsetDateTime> {
+        let sql = format!("SELECT {date} FROM {table} WHERE ROWID > ?1 AND ROWID <= ?2");
+        let mut stmt = conn.prepare(&sql).unwrap();
+        let rows = stmt.query_map([after, upto], |r| read::int(r, 0)).unwrap();
+        rows.filter_map(|d| convert(d.unwrap())).max()
+    }
+
+    /// Set the odd dates, then compare `newest` with the walk over every range of the store.
+    fn agrees(
+        db: &std::path::Path,
+        table: &str,
+        date: &str,
+        convert: fn(Option<i64>) -> Option<OffsetDateTime>,
+        newest: &mut dyn FnMut(i64, i64) -> Option<OffsetDateTime>,
+    ) {
+        let conn = Connection::open(db).unwrap();
+        let head: i64 = conn
+            .query_row(&format!("SELECT max(ROWID) FROM {table}"), [], |r| r.get(0))
+            .unwrap();
+        assert!(head > ODD_ROWS[1], "the fixture is too small: {head} rows");
+        for pair in ODD.chunks(2) {
+            for (rowid, value) in ODD_ROWS.iter().zip(pair) {
+                let sql = format!("UPDATE {table} SET {date} = {value} WHERE ROWID = ?1");
+                assert_eq!(conn.execute(&sql, [rowid]).unwrap(), 1, "{sql}");
+            }
+            for after in 0..head {
+                for upto in after..=head {
+                    assert_eq!(
+                        newest(after, upto),
+                        walked(&conn, table, date, convert, after, upto),
+                        "{table}: ({after}, {upto}] with {pair:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    fn world() -> (tempfile::TempDir, MacHome, StorePaths) {
+        let dir = tempfile::tempdir().unwrap();
+        let home = MacHome::new(dir.path());
+        tidings_fixtures::seed_variety(&home, MailProfile::V10Macos26, MessagesProfile::Tahoe, 7)
+            .unwrap();
+        let paths = StorePaths::for_home(&home.root);
+        (dir, home, paths)
+    }
+
+    #[test]
+    fn the_mail_aggregate_finds_the_date_the_walk_finds_over_every_range() {
+        let (_dir, home, paths) = world();
+        let mut store = MailStore::new(
+            paths.envelope_index.clone(),
+            paths.accounts_map.clone(),
+            Duration::from_millis(250),
+        );
+        let mut newest = |a, b| store.newest(a, b).unwrap();
+        agrees(
+            &home.envelope_index(),
+            "messages",
+            "date_received",
+            from_unix_secs,
+            &mut newest,
+        );
+    }
+
+    #[test]
+    fn the_messages_aggregate_finds_the_date_the_walk_finds_over_every_range() {
+        let (_dir, home, paths) = world();
+        let mut store = MessagesStore::new(paths.chat_db.clone(), Duration::from_millis(250));
+        let mut newest = |a, b| store.newest(a, b).unwrap();
+        agrees(&home.chat_db(), "message", "date", from_apple, &mut newest);
+    }
+
+    #[test]
+    fn the_messages_classes_split_where_from_apple_does() {
+        let split = super::super::messages::NEWEST.ordered_above;
+        assert_eq!(split, Some(APPLE_NANOS_THRESHOLD));
+    }
+}
