@@ -65,13 +65,13 @@ mod tests {
     use std::time::Duration;
 
     use rusqlite::Connection;
-    use tidings_fixtures::{MacHome, MailProfile, MessagesProfile};
     use time::OffsetDateTime;
 
     use crate::dates::{APPLE_NANOS_THRESHOLD, from_apple, from_unix_secs};
     use crate::stores::mail::MailStore;
     use crate::stores::messages::MessagesStore;
-    use crate::stores::{Source, StorePaths, read};
+    use crate::stores::plans::world;
+    use crate::stores::{Source, read};
 
     /// Odd dates a stranger's store may hold: a real with a fraction (the date columns' integer
     /// affinity turns numeric text and whole reals into integers), text, zero, a negative,
@@ -141,15 +141,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    fn world() -> (tempfile::TempDir, MacHome, StorePaths) {
-        let dir = tempfile::tempdir().unwrap();
-        let home = MacHome::new(dir.path());
-        tidings_fixtures::seed_variety(&home, MailProfile::V10Macos26, MessagesProfile::Tahoe, 7)
-            .unwrap();
-        let paths = StorePaths::for_home(&home.root);
-        (dir, home, paths)
     }
 
     #[test]

@@ -15,7 +15,8 @@ use crate::filter::{MailFilter, MessagesFilter, SenderPattern};
 
 const POLLS: i32 = 100;
 
-fn world() -> (tempfile::TempDir, MacHome, StorePaths) {
+/// A fake home with the fixture variety in both stores (also the `newest` tests').
+pub(super) fn world() -> (tempfile::TempDir, MacHome, StorePaths) {
     let dir = tempfile::tempdir().unwrap();
     let home = MacHome::new(dir.path());
     tidings_fixtures::seed_variety(&home, MailProfile::V10Macos26, MessagesProfile::Tahoe, 7)
