@@ -7,12 +7,13 @@
 //! async lock per store, so reads do not pile up). A stream whose read is already kept finds
 //! it under a plain lock held for the lookup alone, so a thousand streams woken by one commit
 //! do not pass one by one through the async lock (each hand-over a task wake-up), and the
-//! streams of one connection queue their frames close enough together to share a write. Each takes its own events from it in memory
-//! ([`Shared::picks_for`]), each event encoded to JSON once for all of them
-//! ([`SharedRead::encoded`]). The last [`KEPT_READS`] reads are kept, so a stream a few reads
-//! behind (a slow writer) still takes from memory; one further behind gets `None` and drains
-//! on its own with `Engine::next` until it is back at the head. Each stream still writes its
-//! own frames on its own task, so a slow connection holds back only itself.
+//! streams of one connection queue their frames close enough together to share a write.
+//! Each takes its own events from it in memory ([`Shared::picks_for`]), each event encoded
+//! to JSON once for all of them ([`SharedRead::encoded`]). The last [`KEPT_READS`] reads are
+//! kept, so a stream a few reads behind (a slow writer) still takes from memory; one further
+//! behind gets `None` and drains on its own with `Engine::next` until it is back at the head.
+//! Each stream still writes its own frames on its own task, so a slow connection holds back
+//! only itself.
 //!
 //! Core calls of streams go through [`read_permit`]: at most [`READERS`] blocking threads read
 //! for streams at once, whatever the number of streams (each store has one lock anyway).
