@@ -62,15 +62,11 @@ pub(super) fn newest_of<C: Copy>(
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use rusqlite::Connection;
     use time::OffsetDateTime;
 
     use crate::dates::{APPLE_NANOS_THRESHOLD, from_apple, from_unix_secs};
-    use crate::stores::mail::MailStore;
-    use crate::stores::messages::MessagesStore;
-    use crate::stores::plans::world;
+    use crate::stores::plans::{mail_store, messages_store, world};
     use crate::stores::{Source, read};
 
     /// Odd dates a stranger's store may hold: a real with a fraction (the date columns' integer
@@ -146,11 +142,7 @@ mod tests {
     #[test]
     fn the_mail_aggregate_finds_the_date_the_walk_finds_over_every_range() {
         let (_dir, home, paths) = world();
-        let mut store = MailStore::new(
-            paths.envelope_index.clone(),
-            paths.accounts_map.clone(),
-            Duration::from_millis(250),
-        );
+        let mut store = mail_store(&paths);
         let mut newest = |a, b| store.newest(a, b).unwrap();
         agrees(
             &home.envelope_index(),
@@ -164,7 +156,7 @@ mod tests {
     #[test]
     fn the_messages_aggregate_finds_the_date_the_walk_finds_over_every_range() {
         let (_dir, home, paths) = world();
-        let mut store = MessagesStore::new(paths.chat_db.clone(), Duration::from_millis(250));
+        let mut store = messages_store(&paths);
         let mut newest = |a, b| store.newest(a, b).unwrap();
         agrees(&home.chat_db(), "message", "date", from_apple, &mut newest);
     }

@@ -25,6 +25,20 @@ pub(super) fn world() -> (tempfile::TempDir, MacHome, StorePaths) {
     (dir, home, paths)
 }
 
+/// The Envelope Index of `paths`, as the engine opens it.
+pub(super) fn mail_store(paths: &StorePaths) -> MailStore {
+    MailStore::new(
+        paths.envelope_index.clone(),
+        paths.accounts_map.clone(),
+        Duration::from_millis(250),
+    )
+}
+
+/// The chat.db of `paths`, as the engine opens it.
+pub(super) fn messages_store(paths: &StorePaths) -> MessagesStore {
+    MessagesStore::new(paths.chat_db.clone(), Duration::from_millis(250))
+}
+
 fn window(head: i64) -> Window {
     Window {
         after: 0,
@@ -46,11 +60,7 @@ fn patterns(prefix: &str) -> Vec<SenderPattern> {
 #[test]
 fn a_mail_scan_is_compiled_once_across_a_hundred_polls() {
     let (_dir, _home, paths) = world();
-    let mut store = MailStore::new(
-        paths.envelope_index.clone(),
-        paths.accounts_map.clone(),
-        Duration::from_millis(250),
-    );
+    let mut store = mail_store(&paths);
     let filter = MailFilter {
         senders: patterns("news"),
         allow: patterns("+1202"),
@@ -77,7 +87,7 @@ fn a_mail_scan_is_compiled_once_across_a_hundred_polls() {
 #[test]
 fn a_messages_scan_is_compiled_once_across_a_hundred_polls() {
     let (_dir, _home, paths) = world();
-    let mut store = MessagesStore::new(paths.chat_db.clone(), Duration::from_millis(250));
+    let mut store = messages_store(&paths);
     let filter = MessagesFilter {
         senders: patterns("+1202"),
         allow: patterns("ana"),
@@ -102,11 +112,7 @@ fn a_messages_scan_is_compiled_once_across_a_hundred_polls() {
 #[test]
 fn the_stamp_reads_the_head_only_after_a_commit() {
     let (_dir, home, paths) = world();
-    let mut store = MailStore::new(
-        paths.envelope_index.clone(),
-        paths.accounts_map.clone(),
-        Duration::from_millis(250),
-    );
+    let mut store = mail_store(&paths);
     let first = store.stamp().unwrap();
     for _ in 0..POLLS {
         assert_eq!(store.stamp().unwrap(), first);
@@ -159,11 +165,7 @@ fn no_statistics(path: &std::path::Path) -> Connection {
 fn the_mail_seek_uses_the_date_index_without_statistics() {
     let (_dir, home, paths) = world();
     let conn = no_statistics(&home.envelope_index());
-    let mut store = MailStore::new(
-        paths.envelope_index.clone(),
-        paths.accounts_map.clone(),
-        Duration::from_millis(250),
-    );
+    let mut store = mail_store(&paths);
     let sql = store.seek_statement().unwrap().expect("Apple's date index");
     let detail = plan(&conn, sql, 0);
     assert!(
@@ -184,11 +186,7 @@ fn the_mail_seek_uses_the_date_index_without_statistics() {
     // Without the index (another schema era), the planner decides and the seek still works.
     conn.execute_batch("DROP INDEX messages_date_received_index")
         .unwrap();
-    let mut store = MailStore::new(
-        paths.envelope_index.clone(),
-        paths.accounts_map.clone(),
-        Duration::from_millis(250),
-    );
+    let mut store = mail_store(&paths);
     assert_eq!(store.seek_statement().unwrap(), None);
     assert_eq!(store.seek(floor).unwrap(), want);
 }
@@ -197,7 +195,7 @@ fn the_mail_seek_uses_the_date_index_without_statistics() {
 fn the_messages_seek_uses_the_date_index_without_statistics() {
     let (_dir, home, paths) = world();
     let conn = no_statistics(&home.chat_db());
-    let mut store = MessagesStore::new(paths.chat_db.clone(), Duration::from_millis(250));
+    let mut store = messages_store(&paths);
     let sql = store.seek_statement().unwrap().expect("Apple's date index");
     let detail = plan(&conn, sql, 0);
     assert!(
@@ -214,7 +212,7 @@ fn the_messages_seek_uses_the_date_index_without_statistics() {
         .unwrap();
     assert_eq!(store.seek(floor).unwrap(), want);
     conn.execute_batch("DROP INDEX message_idx_date").unwrap();
-    let mut store = MessagesStore::new(paths.chat_db.clone(), Duration::from_millis(250));
+    let mut store = messages_store(&paths);
     assert_eq!(store.seek_statement().unwrap(), None);
     assert_eq!(store.seek(floor).unwrap(), want);
 }
@@ -233,11 +231,7 @@ fn the_seek_in_small_turns_finds_what_a_plain_query_finds() {
         .collect::<Result<_, _>>()
         .unwrap();
     dates.sort_unstable();
-    let mut store = MailStore::new(
-        paths.envelope_index.clone(),
-        paths.accounts_map.clone(),
-        Duration::from_millis(250),
-    );
+    let mut store = mail_store(&paths);
     // Every floor from before the first row to after the last, with turns small enough that
     // either way can finish first.
     let floors = dates
