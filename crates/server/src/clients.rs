@@ -183,6 +183,8 @@ pub(crate) struct ConnectionState {
     /// writer alive), which its streams write their notifications to themselves, each frame
     /// encoded once per event for every stream (`events/stream.rs`). Unset over HTTP.
     direct: OnceLock<tokio::sync::mpsc::WeakSender<Vec<u8>>>,
+    /// A socket connection's streams at the head of each store, served by one task each.
+    pub(crate) heads: crate::heads::Heads,
 }
 
 /// Milliseconds since the first call: a cheap monotonic clock for `last_active`.
@@ -246,6 +248,7 @@ impl ConnectionState {
             live_ids: None,
             last_active: AtomicU64::new(clock()),
             direct: OnceLock::new(),
+            heads: crate::heads::Heads::default(),
         }
     }
 

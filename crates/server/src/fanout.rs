@@ -12,8 +12,8 @@
 //! to JSON once for all of them ([`SharedRead::encoded`]). The last [`KEPT_READS`] reads are
 //! kept, so a stream a few reads behind (a slow writer) still takes from memory; one further
 //! behind gets `None` and drains on its own with `Engine::next` until it is back at the head.
-//! Each stream still writes its own frames on its own task, so a slow connection holds back
-//! only itself.
+//! The streams of one socket connection parked at the head are served together by that
+//! connection's task (`crate::heads`), so a slow connection holds back only itself.
 //!
 //! Core calls of streams go through [`read_permit`]: at most [`READERS`] blocking threads read
 //! for streams at once, whatever the number of streams (each store has one lock anyway).
@@ -98,6 +98,11 @@ impl SharedRead {
         &self.shared.events()[index]
     }
 
+    /// `sub`'s events after `at` in this read (`None`: the read does not cover `at`).
+    pub fn picks_for(&self, sub: &Subscription, at: Cursor) -> Option<Picks> {
+        self.shared.picks_for(sub, at)
+    }
+
     /// Event `index` as JSON (the `Occurrence` object), encoded once for every stream.
     pub fn encoded(&self, index: usize) -> Result<Arc<[u8]>, serde_json::Error> {
         let cached = self.encoded[index]
@@ -158,6 +163,18 @@ impl Fanout {
         }
     }
 
+    /// The newest read kept of `ty`'s store that covers `at` and began at or after the hub's
+    /// generation `seen`, if one is (looked up under the plain lock alone).
+    pub fn kept(&self, ty: EventType, at: Cursor, seen: u64) -> Option<Arc<SharedRead>> {
+        self.stores[ty.index()]
+            .kept()
+            .kept
+            .iter()
+            .rev()
+            .find(|(generation, r)| *generation >= seen && r.shared.covers(at))
+            .map(|(_, r)| Arc::clone(r))
+    }
+
     /// The next batch for `sub` after `at`, from a read that began at or after the hub's
     /// generation `seen` (so it sees the change the stream woke for). `wake` is the stream's
     /// own receiver, sampled for the generation a new read begins at.
@@ -173,18 +190,10 @@ impl Fanout {
     ) -> Option<Result<(Arc<SharedRead>, Picks), StoreError>> {
         let ty = sub.event_type();
         let store = &self.stores[ty.index()];
-        let covering = || {
-            store
-                .kept()
-                .kept
-                .iter()
-                .rev()
-                .find(|(generation, r)| *generation >= seen && r.shared.covers(at))
-                .map(|(_, r)| Arc::clone(r))
-        };
+        let covering = || self.kept(ty, at, seen);
         // Matched outside any lock: a thousand streams match one read side by side.
         let matched = |read: Arc<SharedRead>| {
-            let picks = read.shared.picks_for(sub, at)?;
+            let picks = read.picks_for(sub, at)?;
             Some(Ok((read, picks)))
         };
         if let Some(read) = covering() {

@@ -29,6 +29,8 @@
 //!   them through a `tidings_platform::Notifier`.
 //! - [`clients`]: connections and HTTP tokens, stream slots and caps, subscriptions,
 //!   delivery counts, the activity log.
+//! - `heads`: per socket connection, one task that writes the frames of every stream of it at
+//!   a store's head, joined into one write.
 //! - `fanout`: one shared read per change for the streams at a store's head, the bound on
 //!   stream reader threads.
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
@@ -46,6 +48,7 @@ pub mod engine;
 pub mod events;
 mod fanout;
 pub mod frames;
+mod heads;
 mod home;
 pub mod http;
 pub mod hub;

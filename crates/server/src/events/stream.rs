@@ -13,7 +13,10 @@
 //! connection's writer queue (behind what it sent before; rmcp's final result comes after
 //! them all), and an event from a shared read is encoded to JSON once for every stream
 //! ([`SharedRead::encoded`]): a commit fanned out to a thousand streams is one read, one
-//! encoding and a thousand copies. Over HTTP, notifications go through rmcp as before.
+//! encoding and a thousand copies. While such a stream waits at the head it parks at its
+//! connection's head ([`crate::heads`]), whose one task writes the changes for every stream
+//! of the connection in one write, and hands the stream back whatever it cannot finish alone.
+//! Over HTTP, notifications go through rmcp as before.
 //!
 //! Only `NotFound`, Forbidden, `InvalidParams`, Unsupported and `ResourceExhausted` refuse a stream.
 //! A store that cannot be read when the stream opens is a passing condition, not a refusal:
@@ -44,6 +47,7 @@ use super::wire::{blocking, final_result, notify};
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
 use crate::daemon::Daemon;
 use crate::fanout::{Fanout, SharedRead, read_permit};
+use crate::heads::{self, Back, Head, SUBSCRIPTION_ID, Ticket, event_frame};
 use crate::hub::LATENCY;
 use crate::state::Mode;
 
@@ -99,18 +103,11 @@ impl Wire {
     /// Send `event` (`json`: the `Occurrence`, encoded); the JSON is copied into the frame
     /// as it is, with the stream's `_meta` added.
     async fn send_event(&self, event: &Occurrence, json: &[u8]) -> Result<(), End> {
-        if self.direct.is_none() || json.len() < 2 || json.last() != Some(&b'}') {
+        let mut frame = Vec::new();
+        if self.direct.is_none() || !event_frame(json, &self.id_json, &mut frame) {
             let params = serde_json::to_value(event).map_err(|_| End::Closed)?;
             return self.send("notifications/events/event", params).await;
         }
-        let mut frame = Vec::with_capacity(json.len() + EVENT_HEAD.len() + 80);
-        frame.extend_from_slice(EVENT_HEAD.as_bytes());
-        frame.extend_from_slice(&json[..json.len() - 1]);
-        frame.extend_from_slice(b",\"_meta\":{\"");
-        frame.extend_from_slice(SUBSCRIPTION_ID.as_bytes());
-        frame.extend_from_slice(b"\":");
-        frame.extend_from_slice(self.id_json.as_bytes());
-        frame.extend_from_slice(b"}}}\n");
         self.write(frame).await
     }
 
@@ -138,12 +135,6 @@ impl Wire {
         }
     }
 }
-
-/// The `_meta` key of the stream's id in each of its notifications.
-const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// An event frame up to its params' first field.
-const EVENT_HEAD: &str = r#"{"jsonrpc":"2.0","method":"notifications/events/event","params":"#;
 
 /// The recoverable error for an event of `ty` that could not be encoded: the stream stays
 /// open and holds its cursor before the event.
@@ -201,11 +192,11 @@ pub async fn stream(
         last_error: None,
         generation: 0,
         settings_file: daemon.settings_path().to_owned(),
-        tracked: conn.subscribe(
+        tracked: Arc::new(conn.subscribe(
             params.name.as_str(),
             filter_summary(&params.arguments),
             mode,
-        ),
+        )),
     };
     let (cursor, truncated, failure) = match s.start().await {
         Read::Done(start) => {
@@ -253,40 +244,75 @@ pub async fn stream(
                 break end;
             }
         }
-        tokio::select! {
+        // At the head of a socket connection, the connection's one task writes the changes
+        // (crate::heads); this task sleeps until something only it can do.
+        let ticket = s.park(conn, &wake, &settings_rx);
+        let woke = tokio::select! {
             biased;
-            () = &mut cancelled => break End::Closed,
-            () = &mut closed => break End::Closed,
-            () = &mut revoked_by => {
+            () = &mut cancelled => Woke::Closed,
+            () = &mut closed => Woke::Closed,
+            () = &mut revoked_by => Woke::Revoked,
+            changed = settings_rx.changed() => if changed.is_ok() { Woke::Settings } else { Woke::Closed },
+            changed = wake.changed(), if ticket.is_none() => if changed.is_ok() { Woke::Store } else { Woke::Closed },
+            () = handed_back(ticket.as_ref()) => Woke::Store,
+            _ = heartbeat.tick() => Woke::Beat,
+        };
+        if let Some(ticket) = ticket {
+            let (cursor, back) = ticket.take_back().await;
+            s.cursor = Some(cursor);
+            if back == Some(Back::Closed) {
+                break End::Closed;
+            }
+        }
+        match woke {
+            Woke::Closed => break End::Closed,
+            Woke::Revoked => {
                 let why = conn.revocation().unwrap_or(Revocation::ByUser);
                 tracing::debug!(event_type = %s.sub.event_type(), ?why, "stream terminated: revoked");
                 break s.terminate(&revoked(why)).await;
             }
-            changed = settings_rx.changed() => {
-                if changed.is_err() {
-                    break End::Closed;
-                }
+            Woke::Settings => {
                 let settings = settings_rx.borrow_and_update().clone();
                 if let Err(mut ended) = s.revalidate(&params, &settings) {
                     // Hidden by a pause, not turned off: say so, and until when.
                     let ty = s.sub.event_type();
-                    if ended.code == NOT_FOUND && let Some(until) = paused_until(daemon, ty) {
+                    if ended.code == NOT_FOUND
+                        && let Some(until) = paused_until(daemon, ty)
+                    {
                         ended = type_paused(ty, until);
                     }
                     tracing::debug!(event_type = %s.sub.event_type(), code = ended.code.0, "stream terminated by settings");
                     break s.terminate(&ended).await;
                 }
             }
-            changed = wake.changed() => {
-                if changed.is_err() {
-                    break End::Closed;
-                }
-            }
-            _ = heartbeat.tick() => beat = true,
+            Woke::Store => {}
+            Woke::Beat => beat = true,
         }
     };
     tracing::debug!(event_type = %s.sub.event_type(), ?end, "stream ended");
     Ok(final_result(&s.wire.id))
+}
+
+/// What a waiting stream woke for.
+enum Woke {
+    /// Cancelled, the connection went, or the daemon shuts down.
+    Closed,
+    /// The client's credential was revoked.
+    Revoked,
+    /// The settings changed.
+    Settings,
+    /// The store changed, or the connection's head handed the stream back.
+    Store,
+    /// Time for a heartbeat.
+    Beat,
+}
+
+/// Resolves when the head hands the parked stream back; never without a ticket.
+async fn handed_back(ticket: Option<&Ticket>) {
+    match ticket {
+        Some(ticket) => ticket.handed_back().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Why a stream ends. Either way its request gets the final result.
@@ -494,8 +520,9 @@ struct Stream {
     generation: u64,
     /// `settings.toml`, named in refusals that tell the user what to change.
     settings_file: std::path::PathBuf,
-    /// This stream's entry in its client's subscriptions (delivery counts, activity).
-    tracked: Subscribed,
+    /// This stream's entry in its client's subscriptions (delivery counts, activity); shared
+    /// with the connection's head while parked there.
+    tracked: Arc<Subscribed>,
 }
 
 impl Stream {
@@ -503,6 +530,43 @@ impl Stream {
     /// must end (cancelled, or the connection is gone).
     async fn send(&self, method: &str, params: Value) -> Result<(), End> {
         self.wire.send(method, params).await
+    }
+
+    /// Park at the connection's head of the store when this stream is at the head on a
+    /// socket connection with shared reads on: `None` otherwise. `wake` and `settings` are
+    /// the stream's receivers of the store's wake-ups and of the settings.
+    fn park(
+        &self,
+        conn: &ConnectionState,
+        wake: &watch::Receiver<u64>,
+        settings: &watch::Receiver<Arc<Settings>>,
+    ) -> Option<Ticket> {
+        if !self.at_head || !self.shared {
+            return None;
+        }
+        let cursor = self.cursor?;
+        let queue = self.wire.direct.clone()?;
+        let head = conn.heads.get(self.sub.event_type(), || {
+            Head::new(
+                self.sub.event_type(),
+                Arc::clone(&self.fanout),
+                conn.revoked.clone(),
+                queue,
+                self.wire.deadline,
+            )
+        });
+        let tracked = Arc::clone(&self.tracked);
+        let stream = heads::Stream {
+            sub: self.sub.clone(),
+            cursor,
+            id_json: self.wire.id_json.clone(),
+            delivered: Box::new(move |event| {
+                tracked.delivered(event.name, &sender_of(&event.data));
+            }),
+            settings: settings.clone(),
+            cancelled: self.wire.cancelled.clone(),
+        };
+        Some(head.park(stream, wake, self.generation))
     }
 
     /// Send `terminated` with `error` (the connection may already be gone); the stream ends.

@@ -1,0 +1,681 @@
+//! Delivery at the head, per socket connection: one task serves every stream of a connection
+//! that has caught up on a store (decisions/fanout.md, "Per connection").
+//!
+//! A stream at the head of a store on a socket connection parks here ([`Head::park`]) and
+//! sleeps until something only it can do: a heartbeat, a settings change, a revocation,
+//! cancellation, or a hand-back. On each change of the store the connection's one task takes
+//! each parked stream's events from the fan-out's shared read, joins the frames of all of
+//! them and queues them on the connection's writer as one item (one `send`), then moves each
+//! stream's cursor past what went out. A commit fanned out to a thousand streams on a hundred
+//! connections so wakes a hundred tasks, not a thousand, and makes a hundred writes.
+//!
+//! Whatever the task cannot finish alone it hands back untouched, and the stream then does
+//! what it always did: a read behind every read kept or failed, one that has more or found
+//! the store replaced, an event that does not encode, a write that failed (the stream ends).
+//! A stream takes itself back ([`Ticket::take_back`]) under the lock the task holds across a
+//! write, so what the stream sends next (a heartbeat with its cursor, `terminated`) comes
+//! after every event the task queued for it and never before one.
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tidings_core::{Cursor, EventType, Occurrence, Pick, Settings, Subscription};
+use tokio::sync::{Notify, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::fanout::{Fanout, SharedRead};
+use crate::hub::LATENCY;
+use crate::sync::lock;
+
+/// A connection's heads, one per store, each made when its first stream parks.
+#[derive(Default)]
+pub struct Heads {
+    stores: [OnceLock<Arc<Head>>; EventType::COUNT],
+}
+
+impl Heads {
+    /// The head of `ty`'s store, made with `make` the first time.
+    pub fn get(&self, ty: EventType, make: impl FnOnce() -> Head) -> Arc<Head> {
+        Arc::clone(self.stores[ty.index()].get_or_init(|| Arc::new(make())))
+    }
+}
+
+/// Counts one event written for a parked stream (the app's delivery counts and activity).
+pub type Delivered = Box<dyn Fn(&Occurrence) + Send + Sync>;
+
+/// One connection's streams at the head of one store, and the task that serves them.
+pub struct Head {
+    ty: EventType,
+    fanout: Arc<Fanout>,
+    /// The connection's revocation: nothing more is written once it is cancelled.
+    revoked: CancellationToken,
+    /// The connection's writer queue (weak: it must not keep the writer alive).
+    queue: mpsc::WeakSender<Vec<u8>>,
+    /// How long one write may wait for the queue.
+    deadline: Duration,
+    parking: Mutex<Parking>,
+    /// Held across a write, and by a stream taking itself back.
+    order: tokio::sync::Mutex<()>,
+    /// Run a pass now: a stream parked behind the store's generation, or the last one left.
+    kick: Notify,
+}
+
+#[derive(Default)]
+struct Parking {
+    streams: Vec<Arc<Parked>>,
+    /// Whether the task runs; it ends when no stream is parked, so that it holds no wake
+    /// receiver (the hub follows a store more closely while any is held).
+    running: bool,
+}
+
+/// What a stream leaves here while parked.
+pub struct Stream {
+    /// The subscription, as revalidated last.
+    pub sub: Subscription,
+    /// Everything up to here was delivered: moved by each write.
+    pub cursor: Cursor,
+    /// The stream's request id as JSON, for each frame's `_meta`.
+    pub id_json: String,
+    /// Called for each event written.
+    pub delivered: Delivered,
+    /// The stream's view of the settings: a change it has not seen yet hands it back, so it
+    /// revalidates before anything more is written under the old subscription.
+    pub settings: watch::Receiver<Arc<Settings>>,
+    /// The stream's request, cancelled by the client: nothing more is written once it is.
+    pub cancelled: CancellationToken,
+}
+
+/// Why the task handed a stream back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Back {
+    /// Read and write on its own from its cursor: the task could not finish this step.
+    Drain,
+    /// A write failed (the client is gone or read nothing for the deadline): end.
+    Closed,
+}
+
+struct Parked {
+    stream: Mutex<Stream>,
+    /// Set once, with `back` signalled, when the task hands the stream back.
+    returned: Mutex<Option<Back>>,
+    back: Notify,
+}
+
+impl Parked {
+    fn hand_back(&self, why: Back) {
+        lock(&self.returned).get_or_insert(why);
+        self.back.notify_one();
+    }
+}
+
+/// A parked stream's claim: wait on it, then take the stream back. Dropped without that, it
+/// still leaves the head.
+pub struct Ticket {
+    head: Arc<Head>,
+    parked: Arc<Parked>,
+}
+
+impl Ticket {
+    /// Resolves when the task hands the stream back.
+    pub async fn handed_back(&self) {
+        self.parked.back.notified().await;
+    }
+
+    /// Leave the head, after any write in progress: the stream's cursor, and why it was
+    /// handed back if it was.
+    pub async fn take_back(self) -> (Cursor, Option<Back>) {
+        let _order = self.head.order.lock().await;
+        self.head.leave(&self.parked);
+        let cursor = lock(&self.parked.stream).cursor;
+        (cursor, *lock(&self.parked.returned))
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.head.leave(&self.parked);
+    }
+}
+
+impl Head {
+    /// The head of `ty`'s store on a connection, writing to its `queue` within `deadline`,
+    /// from `fanout`'s reads, until the connection is `revoked`.
+    pub fn new(
+        ty: EventType,
+        fanout: Arc<Fanout>,
+        revoked: CancellationToken,
+        queue: mpsc::WeakSender<Vec<u8>>,
+        deadline: Duration,
+    ) -> Head {
+        Head {
+            ty,
+            fanout,
+            revoked,
+            queue,
+            deadline,
+            parking: Mutex::default(),
+            order: tokio::sync::Mutex::new(()),
+            kick: Notify::new(),
+        }
+    }
+
+    /// Park `stream`, whose last read began at the store's generation `seen` (`wake` is its
+    /// receiver of the store's wake-ups). Must be called inside a tokio runtime.
+    pub fn park(
+        self: &Arc<Self>,
+        stream: Stream,
+        wake: &watch::Receiver<u64>,
+        seen: u64,
+    ) -> Ticket {
+        let parked = Arc::new(Parked {
+            stream: Mutex::new(stream),
+            returned: Mutex::new(None),
+            back: Notify::new(),
+        });
+        let start = {
+            let mut parking = lock(&self.parking);
+            parking.streams.push(Arc::clone(&parked));
+            !std::mem::replace(&mut parking.running, true)
+        };
+        if start {
+            tokio::spawn(Arc::clone(self).run(wake.clone()));
+        }
+        // A change after the stream's last read: serve it now (after the push, so a pass
+        // that begins from here on sees the stream).
+        if *wake.borrow() != seen {
+            self.kick.notify_one();
+        }
+        Ticket {
+            head: Arc::clone(self),
+            parked,
+        }
+    }
+
+    fn leave(&self, parked: &Arc<Parked>) {
+        let mut parking = lock(&self.parking);
+        let before = parking.streams.len();
+        parking.streams.retain(|p| !Arc::ptr_eq(p, parked));
+        if before != parking.streams.len() && parking.streams.is_empty() {
+            // Let the task see it is idle and end.
+            self.kick.notify_one();
+        }
+    }
+
+    /// Serve the parked streams on each change of the store, until none is parked.
+    async fn run(self: Arc<Self>, mut wake: watch::Receiver<u64>) {
+        loop {
+            {
+                let mut parking = lock(&self.parking);
+                if parking.streams.is_empty() {
+                    parking.running = false;
+                    return;
+                }
+            }
+            tokio::select! {
+                biased;
+                changed = wake.changed() => {
+                    if changed.is_err() {
+                        // The hub is gone (shutdown): each stream ends on its own.
+                        self.hand_back_all(Back::Drain);
+                        continue;
+                    }
+                }
+                () = self.kick.notified() => {}
+            }
+            self.pass(&mut wake).await;
+        }
+    }
+
+    fn hand_back_all(&self, why: Back) {
+        let streams = std::mem::take(&mut lock(&self.parking).streams);
+        for parked in streams {
+            parked.hand_back(why);
+        }
+    }
+
+    /// One change: each parked stream's events from the shared read, all frames in one write.
+    async fn pass(&self, wake: &mut watch::Receiver<u64>) {
+        let _order = self.order.lock().await;
+        let generation = *wake.borrow_and_update();
+        if self.revoked.is_cancelled() {
+            // Each stream ends with `terminated`, on its own.
+            self.hand_back_all(Back::Drain);
+            return;
+        }
+        let streams = lock(&self.parking).streams.clone();
+        let mut frames = Vec::new();
+        let mut written: Vec<Written> = Vec::new();
+        for parked in streams {
+            if lock(&parked.returned).is_some() {
+                continue;
+            }
+            let at = lock(&parked.stream).cursor;
+            let start = frames.len();
+            if let Some(w) = self.serve(&parked, at, generation, wake, &mut frames).await {
+                written.push(w);
+            } else {
+                frames.truncate(start);
+                parked.hand_back(Back::Drain);
+            }
+        }
+        if !frames.is_empty() && !self.write(frames).await {
+            for w in written {
+                w.parked.hand_back(Back::Closed);
+            }
+            return;
+        }
+        let mut count = 0;
+        for w in written {
+            let mut stream = lock(&w.parked.stream);
+            stream.cursor = w.cursor;
+            for pick in &w.picks {
+                count += 1;
+                (stream.delivered)(pick_event(&w.read, pick));
+            }
+        }
+        if count > 0 {
+            tracing::debug!(target: LATENCY, event_type = %self.ty, generation, frames = count, "latency: frames written");
+        }
+    }
+
+    /// Append `parked`'s frames after `at` to `frames`; `None` when the stream must take this
+    /// step itself (see the module's comment).
+    async fn serve(
+        &self,
+        parked: &Arc<Parked>,
+        at: Cursor,
+        generation: u64,
+        wake: &watch::Receiver<u64>,
+        frames: &mut Vec<u8>,
+    ) -> Option<Written> {
+        let kept = {
+            let stream = lock(&parked.stream);
+            if stream.settings.has_changed().unwrap_or(true) || stream.cancelled.is_cancelled() {
+                return None;
+            }
+            self.fanout
+                .kept(self.ty, at, generation)
+                .and_then(|read| Some((read.picks_for(&stream.sub, at)?, read)))
+        };
+        let (picks, read) = if let Some(kept) = kept {
+            kept
+        } else {
+            // Not in memory: the fan-out reads it (or finds it behind every read kept).
+            let sub = lock(&parked.stream).sub.clone();
+            let (read, picks) = self.fanout.next(&sub, at, generation, wake).await?.ok()?;
+            (picks, read)
+        };
+        if picks.has_more || picks.truncated {
+            return None;
+        }
+        let stream = lock(&parked.stream);
+        for pick in &picks.picks {
+            let json = match pick {
+                Pick::Same(index) => read.encoded(*index).ok()?,
+                Pick::Own(event) => Arc::from(serde_json::to_vec(event).ok()?),
+            };
+            if !event_frame(&json, &stream.id_json, frames) {
+                return None;
+            }
+        }
+        Some(Written {
+            parked: Arc::clone(parked),
+            cursor: picks.cursor,
+            read,
+            picks: picks.picks,
+        })
+    }
+
+    /// Queue `frames` within the deadline; false when the client is gone or read nothing.
+    async fn write(&self, frames: Vec<u8>) -> bool {
+        let Some(queue) = self.queue.upgrade() else {
+            return false;
+        };
+        if let Ok(sent) = tokio::time::timeout(self.deadline, queue.send(frames)).await {
+            sent.is_ok()
+        } else {
+            tracing::warn!(
+                deadline_s = self.deadline.as_secs(),
+                "streams ended: their client has read nothing for the write deadline"
+            );
+            false
+        }
+    }
+}
+
+/// One stream's part of a pass's write.
+struct Written {
+    parked: Arc<Parked>,
+    cursor: Cursor,
+    read: Arc<SharedRead>,
+    picks: Vec<Pick>,
+}
+
+fn pick_event<'a>(read: &'a SharedRead, pick: &'a Pick) -> &'a Occurrence {
+    match pick {
+        Pick::Same(index) => read.event(*index),
+        Pick::Own(event) => event,
+    }
+}
+
+/// The `_meta` key of the stream's id in each of its notifications.
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// An event frame up to its params' first field.
+const EVENT_HEAD: &str = r#"{"jsonrpc":"2.0","method":"notifications/events/event","params":"#;
+
+/// Append the `notifications/events/event` frame of `json` (an `Occurrence` object, copied as
+/// it is) with the stream's `_meta` (`id_json`: its request id as JSON) to `out`; false, with
+/// nothing appended, when `json` is not an object.
+pub fn event_frame(json: &[u8], id_json: &str, out: &mut Vec<u8>) -> bool {
+    if json.len() < 2 || json.last() != Some(&b'}') {
+        return false;
+    }
+    out.reserve(json.len() + EVENT_HEAD.len() + SUBSCRIPTION_ID.len() + id_json.len() + 16);
+    out.extend_from_slice(EVENT_HEAD.as_bytes());
+    out.extend_from_slice(&json[..json.len() - 1]);
+    out.extend_from_slice(b",\"_meta\":{\"");
+    out.extend_from_slice(SUBSCRIPTION_ID.as_bytes());
+    out.extend_from_slice(b"\":");
+    out.extend_from_slice(id_json.as_bytes());
+    out.extend_from_slice(b"}}}\n");
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use tidings_core::{Engine, Limits, StorePaths};
+    use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
+
+    use super::*;
+
+    const TY: EventType = EventType::MailReceived;
+
+    /// A mail store with an INBOX, the fan-out over it, the store's wake-ups and settings as
+    /// the hub and the daemon would give them, and a connection's writer queue.
+    struct World {
+        _dir: tempfile::TempDir,
+        mail: MailFixture,
+        inbox: i64,
+        engine: Arc<Engine>,
+        fanout: Arc<Fanout>,
+        wake: watch::Sender<u64>,
+        settings: watch::Sender<Arc<Settings>>,
+        queue: Option<mpsc::Sender<Vec<u8>>>,
+        written: mpsc::Receiver<Vec<u8>>,
+    }
+
+    impl World {
+        fn new() -> World {
+            let dir = tempfile::tempdir().unwrap();
+            let home = MacHome::new(dir.path());
+            let (mail, inbox) =
+                MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
+            let engine = Arc::new(Engine::new(
+                &StorePaths::for_home(dir.path()),
+                Limits::default(),
+            ));
+            let mut settings = Settings::default();
+            settings.mail.enabled = true;
+            let (queue, written) = mpsc::channel(8);
+            World {
+                _dir: dir,
+                mail,
+                inbox,
+                fanout: Arc::new(Fanout::new(Arc::clone(&engine))),
+                engine,
+                wake: watch::Sender::new(0),
+                settings: watch::Sender::new(Arc::new(settings)),
+                queue: Some(queue),
+                written,
+            }
+        }
+
+        fn head(&self) -> Arc<Head> {
+            let queue = self.queue.as_ref().unwrap().downgrade();
+            Arc::new(Head::new(
+                TY,
+                Arc::clone(&self.fanout),
+                CancellationToken::new(),
+                queue,
+                Duration::from_secs(5),
+            ))
+        }
+
+        /// Appends one mail from ana@example.com; its ROWID.
+        fn send(&mut self, subject: &str) -> i64 {
+            self.mail
+                .append(&NewMail::new(
+                    Addr::new("ana@example.com", "Ana"),
+                    subject,
+                    self.inbox,
+                    Some(1_700_000_000),
+                ))
+                .unwrap()
+        }
+
+        /// The store's head, with a read from there kept, as when streams have caught up.
+        async fn at_head(&self) -> Cursor {
+            let stamp = self.engine.stamp(TY).unwrap();
+            let head = Cursor {
+                identity: stamp.identity,
+                rowid: stamp.head,
+            };
+            let sub = self.sub();
+            let kept = self
+                .fanout
+                .next(&sub, head, 0, &self.wake.subscribe())
+                .await;
+            assert!(matches!(kept, Some(Ok(_))));
+            head
+        }
+
+        fn sub(&self) -> Subscription {
+            let args = json!({"domains": ["example.com"]});
+            let args = args.as_object().unwrap();
+            Subscription::new(TY.name(), args, &self.settings.borrow()).unwrap()
+        }
+
+        /// A stream parked at `at` as request `id`, counting its deliveries into `counted`.
+        fn stream(&self, id: u64, at: Cursor, counted: &Arc<Mutex<Vec<String>>>) -> Stream {
+            let counted = Arc::clone(counted);
+            Stream {
+                sub: self.sub(),
+                cursor: at,
+                id_json: id.to_string(),
+                delivered: Box::new(move |e| lock(&counted).push(e.event_id.clone())),
+                settings: self.settings.subscribe(),
+                cancelled: CancellationToken::new(),
+            }
+        }
+
+        /// A commit the hub has seen: the next generation.
+        fn commit(&mut self, subject: &str) -> i64 {
+            let rowid = self.send(subject);
+            self.wake.send_modify(|g| *g += 1);
+            rowid
+        }
+    }
+
+    /// `f`, or a panic naming `what` if it has not come after 10 s (a hang guard, not a
+    /// timing assert).
+    async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(10), f)
+            .await
+            .unwrap_or_else(|_| panic!("{what} never came"))
+    }
+
+    fn lines(write: &[u8]) -> Vec<Value> {
+        String::from_utf8(write.to_vec())
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_change_reaches_every_parked_stream_in_one_write_and_moves_their_cursors() {
+        let mut world = World::new();
+        let at = world.at_head().await;
+        let head = world.head();
+        let counted = Arc::default();
+        let rx = world.wake.subscribe();
+        let first = head.park(world.stream(7, at, &counted), &rx, 0);
+        let second = head.park(world.stream(8, at, &counted), &rx, 0);
+        let rowid = world.commit("hello");
+
+        let write = within("a write", world.written.recv()).await.unwrap();
+        let frames = lines(&write);
+        assert_eq!(frames.len(), 2, "both streams' frames in one write");
+        for (frame, id) in frames.iter().zip([7, 8]) {
+            assert_eq!(frame["method"], "notifications/events/event");
+            assert_eq!(frame["params"]["_meta"][SUBSCRIPTION_ID], id);
+            assert_eq!(frame["params"]["data"]["subject"], "hello");
+        }
+        let cursor = Cursor {
+            identity: at.identity,
+            rowid,
+        };
+        assert_eq!(frames[0]["params"]["cursor"], cursor.to_string());
+        assert_eq!(first.take_back().await, (cursor, None));
+        assert_eq!(second.take_back().await, (cursor, None));
+        assert_eq!(lock(&counted).len(), 2, "each delivery counted");
+    }
+
+    #[tokio::test]
+    async fn a_stream_with_a_settings_change_it_has_not_seen_is_handed_back_unwritten() {
+        let mut world = World::new();
+        let at = world.at_head().await;
+        let head = world.head();
+        let counted = Arc::default();
+        let rx = world.wake.subscribe();
+        let stale = head.park(world.stream(1, at, &counted), &rx, 0);
+        world.settings.send_modify(|_| {});
+        let fresh = head.park(world.stream(2, at, &counted), &rx, 0);
+        world.commit("after the change");
+
+        within("the hand-back", stale.handed_back()).await;
+        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 2);
+        assert_eq!(
+            stale.take_back().await,
+            (at, Some(Back::Drain)),
+            "its cursor untouched: it reads the change itself once it has revalidated"
+        );
+        assert_ne!(fresh.take_back().await.0, at);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_stream_is_handed_back_and_nothing_is_written_for_it() {
+        let mut world = World::new();
+        let at = world.at_head().await;
+        let head = world.head();
+        let counted = Arc::default();
+        let rx = world.wake.subscribe();
+        let stream = world.stream(1, at, &counted);
+        let cancelled = stream.cancelled.clone();
+        let ticket = head.park(stream, &rx, 0);
+        cancelled.cancel();
+        world.commit("too late");
+
+        within("the hand-back", ticket.handed_back()).await;
+        assert_eq!(ticket.take_back().await, (at, Some(Back::Drain)));
+        assert!(world.written.try_recv().is_err());
+        assert!(lock(&counted).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_write_to_a_connection_gone_ends_its_streams() {
+        let mut world = World::new();
+        let at = world.at_head().await;
+        let head = world.head();
+        let counted = Arc::default();
+        let rx = world.wake.subscribe();
+        let ticket = head.park(world.stream(1, at, &counted), &rx, 0);
+        world.queue = None;
+        world.commit("nobody reads");
+
+        within("the hand-back", ticket.handed_back()).await;
+        assert_eq!(ticket.take_back().await, (at, Some(Back::Closed)));
+        assert!(lock(&counted).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_stream_parked_after_a_change_it_did_not_read_is_served_at_once() {
+        let mut world = World::new();
+        let at = world.at_head().await;
+        let head = world.head();
+        let counted = Arc::default();
+        let rx = world.wake.subscribe();
+        let early = head.park(world.stream(1, at, &counted), &rx, 0);
+        world.commit("in between");
+        // The task has served generation 1 to the stream parked then...
+        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 1);
+        // ...and a stream whose last read was before it (generation 0) parks only now.
+        let late = head.park(world.stream(2, at, &counted), &rx, 0);
+
+        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 2);
+        assert_eq!(frames[0]["params"]["data"]["subject"], "in between");
+        assert_eq!(late.take_back().await.1, None);
+        drop(early);
+    }
+
+    #[tokio::test]
+    async fn a_stream_taken_back_during_a_write_gets_its_cursor_after_the_write() {
+        let mut world = World::new();
+        let at = world.at_head().await;
+        let head = world.head();
+        let counted = Arc::default();
+        let rx = world.wake.subscribe();
+        let ticket = head.park(world.stream(1, at, &counted), &rx, 0);
+        // A client that reads nothing for now: the queue is full.
+        let queue = world.queue.clone().unwrap();
+        while queue.try_send(b"{}\n".to_vec()).is_ok() {}
+        let rowid = world.commit("queued");
+        within("the pass", async {
+            while head.order.try_lock().is_ok() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        // A heartbeat now would take the stream back: it waits for the write.
+        let back = tokio::spawn(ticket.take_back());
+        let mut got = Vec::new();
+        while !got.iter().any(|w: &Vec<u8>| w.starts_with(b"{\"jsonrpc\"")) {
+            got.push(within("the frames", world.written.recv()).await.unwrap());
+        }
+        let (cursor, why) = within("the take-back", back).await.unwrap();
+        assert_eq!(
+            (cursor.rowid, why),
+            (rowid, None),
+            "the cursor after the event"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_task_ends_with_the_last_stream_and_lets_go_of_the_wake_ups() {
+        let world = World::new();
+        let at = world.at_head().await;
+        let head = world.head();
+        let counted = Arc::default();
+        let rx = world.wake.subscribe();
+        let ticket = head.park(world.stream(1, at, &counted), &rx, 0);
+        assert_eq!(
+            world.wake.receiver_count(),
+            2,
+            "the task holds one while it runs"
+        );
+        drop(ticket);
+        within("the task's end", async {
+            while world.wake.receiver_count() > 1 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(!lock(&head.parking).running);
+    }
+}
