@@ -95,6 +95,12 @@ impl Clients {
         self.streams.load(Ordering::Acquire)
     }
 
+    /// Tell the activity log's and the State's listeners that deliveries were counted.
+    pub(crate) fn signal_deliveries(&self) {
+        self.activity.bump();
+        self.board.changed();
+    }
+
     /// The activity log.
     pub(crate) fn activity(&self) -> &Activity {
         &self.activity
@@ -255,6 +261,13 @@ impl ConnectionState {
     /// Give the connection's streams the writer's queue (the socket framer does, once).
     pub(crate) fn set_direct(&self, frames: &tokio::sync::mpsc::Sender<Vec<u8>>) {
         let _ = self.direct.set(frames.downgrade());
+    }
+
+    /// What tells the app's model of deliveries counted with [`Subscribed::record`] (it holds
+    /// the registry, not this connection, so a connection's head can keep it).
+    pub(crate) fn delivery_signal(&self) -> impl Fn() + Send + Sync + 'static {
+        let clients = Arc::clone(&self.clients);
+        move || clients.signal_deliveries()
     }
 
     /// The writer's queue, when this is a socket connection.
@@ -449,7 +462,7 @@ impl ConnectionState {
             sub.last_delivery_ms = Some(at);
         }
         let name = lock(&self.announced).name.clone();
-        self.clients.activity.push(Delivery {
+        self.clients.activity.push_quietly(Delivery {
             at_ms: at,
             event_type: event_type.to_owned(),
             client_id: self.id,
@@ -503,8 +516,15 @@ pub(crate) struct Subscribed {
 impl Subscribed {
     /// One event of `event_type` from `sender` was written to the client.
     pub(crate) fn delivered(&self, event_type: &str, sender: &str) {
+        self.record(event_type, sender);
+        self.conn.clients.signal_deliveries();
+    }
+
+    /// Count one delivery as [`delivered`](Subscribed::delivered) does but tell no one yet:
+    /// a connection's head counts a whole write's, then calls [`Clients::signal_deliveries`]
+    /// once.
+    pub(crate) fn record(&self, event_type: &str, sender: &str) {
         self.conn.delivered(self.key, event_type, sender);
-        self.conn.clients.board.changed();
     }
 }
 
@@ -653,15 +673,13 @@ impl Default for Activity {
 }
 
 impl Activity {
-    fn push(&self, delivery: Delivery) {
-        {
-            let mut log = lock(&self.log);
-            if log.len() == ACTIVITY_LEN {
-                log.pop_front();
-            }
-            log.push_back(delivery);
+    /// Keep `delivery`; its change signal is [`bump`](Activity::bump), once for many.
+    fn push_quietly(&self, delivery: Delivery) {
+        let mut log = lock(&self.log);
+        if log.len() == ACTIVITY_LEN {
+            log.pop_front();
         }
-        self.bump();
+        log.push_back(delivery);
     }
 
     /// The deliveries kept, oldest first.
@@ -727,11 +745,13 @@ mod tests {
         let log = Activity::default();
         let mut changes = log.subscribe();
         for n in 0..(ACTIVITY_LEN as u64 + 5) {
-            log.push(delivery(n));
+            log.push_quietly(delivery(n));
         }
         let kept = log.snapshot();
         assert_eq!(kept.len(), ACTIVITY_LEN);
         assert_eq!(kept[0].at_ms, 5, "the oldest went first");
+        assert!(!changes.has_changed().unwrap(), "told only when bumped");
+        log.bump();
         assert!(changes.has_changed().unwrap());
         changes.borrow_and_update();
         log.clear();

@@ -16,6 +16,7 @@
 //! write, so what the stream sends next (a heartbeat with its cursor, `terminated`) comes
 //! after every event the task queued for it and never before one.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -40,8 +41,12 @@ impl Heads {
     }
 }
 
-/// Counts one event written for a parked stream (the app's delivery counts and activity).
+/// Counts one event written for a parked stream (the app's delivery counts and activity),
+/// telling no one yet.
 pub type Delivered = Box<dyn Fn(&Occurrence) + Send + Sync>;
+
+/// Tells the app's model of the deliveries a write counted, once per write.
+pub type Signal = Box<dyn Fn() + Send + Sync>;
 
 /// One connection's streams at the head of one store, and the task that serves them.
 pub struct Head {
@@ -53,6 +58,7 @@ pub struct Head {
     queue: mpsc::WeakSender<Vec<u8>>,
     /// How long one write may wait for the queue.
     deadline: Duration,
+    signal: Signal,
     parking: Mutex<Parking>,
     /// Held across a write, and by a stream taking itself back.
     order: tokio::sync::Mutex<()>,
@@ -81,8 +87,6 @@ pub struct Stream {
     /// The stream's view of the settings: a change it has not seen yet hands it back, so it
     /// revalidates before anything more is written under the old subscription.
     pub settings: watch::Receiver<Arc<Settings>>,
-    /// The stream's request, cancelled by the client: nothing more is written once it is.
-    pub cancelled: CancellationToken,
 }
 
 /// Why the task handed a stream back.
@@ -96,6 +100,8 @@ pub enum Back {
 
 struct Parked {
     stream: Mutex<Stream>,
+    /// Set by the stream as it starts to take itself back: a pass not yet at it skips it.
+    leaving: AtomicBool,
     /// Set once, with `back` signalled, when the task hands the stream back.
     returned: Mutex<Option<Back>>,
     back: Notify,
@@ -124,6 +130,7 @@ impl Ticket {
     /// Leave the head, after any write in progress: the stream's cursor, and why it was
     /// handed back if it was.
     pub async fn take_back(self) -> (Cursor, Option<Back>) {
+        self.parked.leaving.store(true, Ordering::Release);
         let _order = self.head.order.lock().await;
         self.head.leave(&self.parked);
         let cursor = lock(&self.parked.stream).cursor;
@@ -139,13 +146,15 @@ impl Drop for Ticket {
 
 impl Head {
     /// The head of `ty`'s store on a connection, writing to its `queue` within `deadline`,
-    /// from `fanout`'s reads, until the connection is `revoked`.
+    /// from `fanout`'s reads, until the connection is `revoked`; `signal` after each write
+    /// that delivered something.
     pub fn new(
         ty: EventType,
         fanout: Arc<Fanout>,
         revoked: CancellationToken,
         queue: mpsc::WeakSender<Vec<u8>>,
         deadline: Duration,
+        signal: Signal,
     ) -> Head {
         Head {
             ty,
@@ -153,6 +162,7 @@ impl Head {
             revoked,
             queue,
             deadline,
+            signal,
             parking: Mutex::default(),
             order: tokio::sync::Mutex::new(()),
             kick: Notify::new(),
@@ -169,6 +179,7 @@ impl Head {
     ) -> Ticket {
         let parked = Arc::new(Parked {
             stream: Mutex::new(stream),
+            leaving: AtomicBool::new(false),
             returned: Mutex::new(None),
             back: Notify::new(),
         });
@@ -246,7 +257,7 @@ impl Head {
         let mut frames = Vec::new();
         let mut written: Vec<Written> = Vec::new();
         for parked in streams {
-            if lock(&parked.returned).is_some() {
+            if parked.leaving.load(Ordering::Acquire) || lock(&parked.returned).is_some() {
                 continue;
             }
             let at = lock(&parked.stream).cursor;
@@ -274,6 +285,7 @@ impl Head {
             }
         }
         if count > 0 {
+            (self.signal)();
             tracing::debug!(target: LATENCY, event_type = %self.ty, generation, frames = count, "latency: frames written");
         }
     }
@@ -290,7 +302,7 @@ impl Head {
     ) -> Option<Written> {
         let kept = {
             let stream = lock(&parked.stream);
-            if stream.settings.has_changed().unwrap_or(true) || stream.cancelled.is_cancelled() {
+            if stream.settings.has_changed().unwrap_or(true) {
                 return None;
             }
             self.fanout
@@ -384,6 +396,8 @@ pub fn event_frame(json: &[u8], id_json: &str, out: &mut Vec<u8>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicUsize;
+
     use serde_json::{Value, json};
     use tidings_core::{Engine, Limits, StorePaths};
     use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
@@ -404,6 +418,8 @@ mod tests {
         settings: watch::Sender<Arc<Settings>>,
         queue: Option<mpsc::Sender<Vec<u8>>>,
         written: mpsc::Receiver<Vec<u8>>,
+        /// How often the head told the app's model of deliveries.
+        signals: Arc<AtomicUsize>,
     }
 
     impl World {
@@ -429,17 +445,22 @@ mod tests {
                 settings: watch::Sender::new(Arc::new(settings)),
                 queue: Some(queue),
                 written,
+                signals: Arc::default(),
             }
         }
 
         fn head(&self) -> Arc<Head> {
             let queue = self.queue.as_ref().unwrap().downgrade();
+            let signals = Arc::clone(&self.signals);
             Arc::new(Head::new(
                 TY,
                 Arc::clone(&self.fanout),
                 CancellationToken::new(),
                 queue,
                 Duration::from_secs(5),
+                Box::new(move || {
+                    signals.fetch_add(1, Ordering::Relaxed);
+                }),
             ))
         }
 
@@ -486,7 +507,6 @@ mod tests {
                 id_json: id.to_string(),
                 delivered: Box::new(move |e| lock(&counted).push(e.event_id.clone())),
                 settings: self.settings.subscribe(),
-                cancelled: CancellationToken::new(),
             }
         }
 
@@ -541,6 +561,11 @@ mod tests {
         assert_eq!(first.take_back().await, (cursor, None));
         assert_eq!(second.take_back().await, (cursor, None));
         assert_eq!(lock(&counted).len(), 2, "each delivery counted");
+        assert_eq!(
+            world.signals.load(Ordering::Relaxed),
+            1,
+            "told once per write"
+        );
     }
 
     #[tokio::test]
@@ -568,22 +593,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_cancelled_stream_is_handed_back_and_nothing_is_written_for_it() {
+    async fn a_stream_taking_itself_back_is_skipped_by_a_pass_not_yet_at_it() {
         let mut world = World::new();
         let at = world.at_head().await;
         let head = world.head();
         let counted = Arc::default();
         let rx = world.wake.subscribe();
-        let stream = world.stream(1, at, &counted);
-        let cancelled = stream.cancelled.clone();
-        let ticket = head.park(stream, &rx, 0);
-        cancelled.cancel();
-        world.commit("too late");
+        let leaving = head.park(world.stream(1, at, &counted), &rx, 0);
+        let staying = head.park(world.stream(2, at, &counted), &rx, 0);
+        // As `take_back` does first, before it waits for a pass in progress.
+        leaving.parked.leaving.store(true, Ordering::Release);
+        world.commit("after the cancel");
 
-        within("the hand-back", ticket.handed_back()).await;
-        assert_eq!(ticket.take_back().await, (at, Some(Back::Drain)));
-        assert!(world.written.try_recv().is_err());
-        assert!(lock(&counted).is_empty());
+        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 2);
+        assert_eq!(leaving.take_back().await, (at, None));
+        assert_eq!(lock(&counted).len(), 1);
+        drop(staying);
     }
 
     #[tokio::test]

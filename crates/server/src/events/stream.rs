@@ -553,6 +553,7 @@ impl Stream {
                 conn.revoked.clone(),
                 queue,
                 self.wire.deadline,
+                Box::new(conn.delivery_signal()),
             )
         });
         let tracked = Arc::clone(&self.tracked);
@@ -561,10 +562,9 @@ impl Stream {
             cursor,
             id_json: self.wire.id_json.clone(),
             delivered: Box::new(move |event| {
-                tracked.delivered(event.name, &sender_of(&event.data));
+                tracked.record(event.name, &sender_of(&event.data));
             }),
             settings: settings.clone(),
-            cancelled: self.wire.cancelled.clone(),
         };
         Some(head.park(stream, wake, self.generation))
     }
