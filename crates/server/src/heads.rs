@@ -1,5 +1,5 @@
 //! Delivery at the head, per socket connection: one task serves every stream of a connection
-//! that has caught up on a store (decisions/fanout.md, "Per connection").
+//! that has caught up on a store (decisions/fanout.md, "Served per connection at the head").
 //!
 //! A stream at the head of a store on a socket connection parks here ([`Head::park`]) and
 //! sleeps until something only it can do: a heartbeat, a settings change, a revocation,
@@ -226,8 +226,9 @@ impl Head {
                 biased;
                 changed = wake.changed() => {
                     if changed.is_err() {
-                        // The hub is gone (shutdown): each stream ends on its own.
-                        self.hand_back_all(Back::Drain);
+                        // The hub is gone (shutdown): the streams end, as they did when they
+                        // waited on it themselves.
+                        self.hand_back_all(Back::Closed);
                         continue;
                     }
                 }
