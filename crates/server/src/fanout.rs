@@ -232,21 +232,21 @@ impl Fanout {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use tidings_core::{Limits, StorePaths};
     use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
 
-    /// A mail store with an INBOX and an engine on it.
-    struct World {
+    /// A mail store with an INBOX and an engine on it (the heads' tests use it too).
+    pub(crate) struct World {
         _dir: tempfile::TempDir,
         mail: MailFixture,
         inbox: i64,
-        engine: Arc<Engine>,
+        pub(crate) engine: Arc<Engine>,
     }
 
     impl World {
-        fn new() -> World {
+        pub(crate) fn new() -> World {
             let dir = tempfile::tempdir().unwrap();
             let home = MacHome::new(dir.path());
             let (mail, inbox) =
@@ -260,8 +260,8 @@ mod tests {
             }
         }
 
-        /// Appends one mail from an allowed sender; its ROWID.
-        fn send(&mut self, subject: &str) -> i64 {
+        /// Appends one mail from ana@example.com; its ROWID.
+        pub(crate) fn send(&mut self, subject: &str) -> i64 {
             self.mail
                 .append(&NewMail::new(
                     Addr::new("ana@example.com", "Ana"),

@@ -400,97 +400,73 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use serde_json::{Value, json};
-    use tidings_core::{Engine, Limits, StorePaths};
-    use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
 
     use super::*;
 
     const TY: EventType = EventType::MailReceived;
 
-    /// A mail store with an INBOX, the fan-out over it, the store's wake-ups and settings as
-    /// the hub and the daemon would give them, and a connection's writer queue.
+    /// A mail store whose streams have caught up (a read kept at its head), the store's
+    /// wake-ups and settings as the hub and the daemon give them, and one connection's head
+    /// writing to its writer queue.
     struct World {
-        _dir: tempfile::TempDir,
-        mail: MailFixture,
-        inbox: i64,
-        engine: Arc<Engine>,
+        store: crate::fanout::tests::World,
         fanout: Arc<Fanout>,
         wake: watch::Sender<u64>,
+        /// A stream's receiver of the wake-ups.
+        rx: watch::Receiver<u64>,
         settings: watch::Sender<Arc<Settings>>,
         queue: Option<mpsc::Sender<Vec<u8>>>,
         written: mpsc::Receiver<Vec<u8>>,
+        head: Arc<Head>,
+        /// The store's head when the streams caught up.
+        at: Cursor,
+        /// The event ids counted as delivered, over all streams.
+        counted: Arc<Mutex<Vec<String>>>,
         /// How often the head told the app's model of deliveries.
         signals: Arc<AtomicUsize>,
     }
 
     impl World {
-        fn new() -> World {
-            let dir = tempfile::tempdir().unwrap();
-            let home = MacHome::new(dir.path());
-            let (mail, inbox) =
-                MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
-            let engine = Arc::new(Engine::new(
-                &StorePaths::for_home(dir.path()),
-                Limits::default(),
-            ));
+        async fn new() -> World {
+            let store = crate::fanout::tests::World::new();
+            let fanout = Arc::new(Fanout::new(Arc::clone(&store.engine)));
             let mut settings = Settings::default();
             settings.mail.enabled = true;
             let (queue, written) = mpsc::channel(8);
-            World {
-                _dir: dir,
-                mail,
-                inbox,
-                fanout: Arc::new(Fanout::new(Arc::clone(&engine))),
-                engine,
-                wake: watch::Sender::new(0),
-                settings: watch::Sender::new(Arc::new(settings)),
-                queue: Some(queue),
-                written,
-                signals: Arc::default(),
-            }
-        }
-
-        fn head(&self) -> Arc<Head> {
-            let queue = self.queue.as_ref().unwrap().downgrade();
-            let signals = Arc::clone(&self.signals);
-            Arc::new(Head::new(
+            let signals = Arc::<AtomicUsize>::default();
+            let signalled = Arc::clone(&signals);
+            let head = Arc::new(Head::new(
                 TY,
-                Arc::clone(&self.fanout),
+                Arc::clone(&fanout),
                 CancellationToken::new(),
-                queue,
+                queue.downgrade(),
                 Duration::from_secs(5),
                 Box::new(move || {
-                    signals.fetch_add(1, Ordering::Relaxed);
+                    signalled.fetch_add(1, Ordering::Relaxed);
                 }),
-            ))
-        }
-
-        /// Appends one mail from ana@example.com; its ROWID.
-        fn send(&mut self, subject: &str) -> i64 {
-            self.mail
-                .append(&NewMail::new(
-                    Addr::new("ana@example.com", "Ana"),
-                    subject,
-                    self.inbox,
-                    Some(1_700_000_000),
-                ))
-                .unwrap()
-        }
-
-        /// The store's head, with a read from there kept, as when streams have caught up.
-        async fn at_head(&self) -> Cursor {
-            let stamp = self.engine.stamp(TY).unwrap();
-            let head = Cursor {
+            ));
+            let stamp = store.engine.stamp(TY).unwrap();
+            let at = Cursor {
                 identity: stamp.identity,
                 rowid: stamp.head,
             };
-            let sub = self.sub();
-            let kept = self
-                .fanout
-                .next(&sub, head, 0, &self.wake.subscribe())
-                .await;
+            let wake = watch::Sender::new(0);
+            let world = World {
+                store,
+                fanout,
+                rx: wake.subscribe(),
+                wake,
+                settings: watch::Sender::new(Arc::new(settings)),
+                queue: Some(queue),
+                written,
+                head,
+                at,
+                counted: Arc::default(),
+                signals,
+            };
+            let kept = world.fanout.next(&world.sub(), at, 0, &world.rx).await;
             assert!(matches!(kept, Some(Ok(_))));
-            head
+            world
         }
 
         fn sub(&self) -> Subscription {
@@ -499,23 +475,37 @@ mod tests {
             Subscription::new(TY.name(), args, &self.settings.borrow()).unwrap()
         }
 
-        /// A stream parked at `at` as request `id`, counting its deliveries into `counted`.
-        fn stream(&self, id: u64, at: Cursor, counted: &Arc<Mutex<Vec<String>>>) -> Stream {
-            let counted = Arc::clone(counted);
+        /// A stream at the head as request `id`, whose last read began at generation 0.
+        fn stream(&self, id: u64) -> Stream {
+            let counted = Arc::clone(&self.counted);
             Stream {
                 sub: self.sub(),
-                cursor: at,
+                cursor: self.at,
                 id_json: id.to_string(),
                 delivered: Box::new(move |e| lock(&counted).push(e.event_id.clone())),
                 settings: self.settings.subscribe(),
             }
         }
 
-        /// A commit the hub has seen: the next generation.
+        fn park(&self, id: u64) -> Ticket {
+            self.head.park(self.stream(id), &self.rx, 0)
+        }
+
+        /// A commit the hub has seen: the next generation. Its ROWID.
         fn commit(&mut self, subject: &str) -> i64 {
-            let rowid = self.send(subject);
+            let rowid = self.store.send(subject);
             self.wake.send_modify(|g| *g += 1);
             rowid
+        }
+
+        /// The next item queued on the writer, as JSON lines.
+        async fn next_write(&mut self) -> Vec<Value> {
+            let write = within("a write", self.written.recv()).await.unwrap();
+            String::from_utf8(write)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
         }
     }
 
@@ -527,27 +517,13 @@ mod tests {
             .unwrap_or_else(|_| panic!("{what} never came"))
     }
 
-    fn lines(write: &[u8]) -> Vec<Value> {
-        String::from_utf8(write.to_vec())
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
     #[tokio::test]
     async fn a_change_reaches_every_parked_stream_in_one_write_and_moves_their_cursors() {
-        let mut world = World::new();
-        let at = world.at_head().await;
-        let head = world.head();
-        let counted = Arc::default();
-        let rx = world.wake.subscribe();
-        let first = head.park(world.stream(7, at, &counted), &rx, 0);
-        let second = head.park(world.stream(8, at, &counted), &rx, 0);
+        let mut world = World::new().await;
+        let (first, second) = (world.park(7), world.park(8));
         let rowid = world.commit("hello");
 
-        let write = within("a write", world.written.recv()).await.unwrap();
-        let frames = lines(&write);
+        let frames = world.next_write().await;
         assert_eq!(frames.len(), 2, "both streams' frames in one write");
         for (frame, id) in frames.iter().zip([7, 8]) {
             assert_eq!(frame["method"], "notifications/events/event");
@@ -555,13 +531,13 @@ mod tests {
             assert_eq!(frame["params"]["data"]["subject"], "hello");
         }
         let cursor = Cursor {
-            identity: at.identity,
+            identity: world.at.identity,
             rowid,
         };
         assert_eq!(frames[0]["params"]["cursor"], cursor.to_string());
         assert_eq!(first.take_back().await, (cursor, None));
         assert_eq!(second.take_back().await, (cursor, None));
-        assert_eq!(lock(&counted).len(), 2, "each delivery counted");
+        assert_eq!(lock(&world.counted).len(), 2, "each delivery counted");
         assert_eq!(
             world.signals.load(Ordering::Relaxed),
             1,
@@ -571,81 +547,64 @@ mod tests {
 
     #[tokio::test]
     async fn a_stream_with_a_settings_change_it_has_not_seen_is_handed_back_unwritten() {
-        let mut world = World::new();
-        let at = world.at_head().await;
-        let head = world.head();
-        let counted = Arc::default();
-        let rx = world.wake.subscribe();
-        let stale = head.park(world.stream(1, at, &counted), &rx, 0);
+        let mut world = World::new().await;
+        let stale = world.park(1);
         world.settings.send_modify(|_| {});
-        let fresh = head.park(world.stream(2, at, &counted), &rx, 0);
+        let fresh = world.park(2);
         world.commit("after the change");
 
         within("the hand-back", stale.handed_back()).await;
-        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        let frames = world.next_write().await;
         assert_eq!(frames.len(), 1);
         assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 2);
         assert_eq!(
             stale.take_back().await,
-            (at, Some(Back::Drain)),
+            (world.at, Some(Back::Drain)),
             "its cursor untouched: it reads the change itself once it has revalidated"
         );
-        assert_ne!(fresh.take_back().await.0, at);
+        assert_ne!(fresh.take_back().await.0, world.at);
     }
 
     #[tokio::test]
     async fn a_stream_taking_itself_back_is_skipped_by_a_pass_not_yet_at_it() {
-        let mut world = World::new();
-        let at = world.at_head().await;
-        let head = world.head();
-        let counted = Arc::default();
-        let rx = world.wake.subscribe();
-        let leaving = head.park(world.stream(1, at, &counted), &rx, 0);
-        let staying = head.park(world.stream(2, at, &counted), &rx, 0);
+        let mut world = World::new().await;
+        let (leaving, staying) = (world.park(1), world.park(2));
         // As `take_back` does first, before it waits for a pass in progress.
         leaving.parked.leaving.store(true, Ordering::Release);
         world.commit("after the cancel");
 
-        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        let frames = world.next_write().await;
         assert_eq!(frames.len(), 1);
         assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 2);
-        assert_eq!(leaving.take_back().await, (at, None));
-        assert_eq!(lock(&counted).len(), 1);
+        assert_eq!(leaving.take_back().await, (world.at, None));
+        assert_eq!(lock(&world.counted).len(), 1);
         drop(staying);
     }
 
     #[tokio::test]
     async fn a_write_to_a_connection_gone_ends_its_streams() {
-        let mut world = World::new();
-        let at = world.at_head().await;
-        let head = world.head();
-        let counted = Arc::default();
-        let rx = world.wake.subscribe();
-        let ticket = head.park(world.stream(1, at, &counted), &rx, 0);
+        let mut world = World::new().await;
+        let ticket = world.park(1);
         world.queue = None;
         world.commit("nobody reads");
 
         within("the hand-back", ticket.handed_back()).await;
-        assert_eq!(ticket.take_back().await, (at, Some(Back::Closed)));
-        assert!(lock(&counted).is_empty());
+        assert_eq!(ticket.take_back().await, (world.at, Some(Back::Closed)));
+        assert!(lock(&world.counted).is_empty());
     }
 
     #[tokio::test]
     async fn a_stream_parked_after_a_change_it_did_not_read_is_served_at_once() {
-        let mut world = World::new();
-        let at = world.at_head().await;
-        let head = world.head();
-        let counted = Arc::default();
-        let rx = world.wake.subscribe();
-        let early = head.park(world.stream(1, at, &counted), &rx, 0);
+        let mut world = World::new().await;
+        let early = world.park(1);
         world.commit("in between");
         // The task has served generation 1 to the stream parked then...
-        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        let frames = world.next_write().await;
         assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 1);
         // ...and a stream whose last read was before it (generation 0) parks only now.
-        let late = head.park(world.stream(2, at, &counted), &rx, 0);
+        let late = world.park(2);
 
-        let frames = lines(&within("a write", world.written.recv()).await.unwrap());
+        let frames = world.next_write().await;
         assert_eq!(frames[0]["params"]["_meta"][SUBSCRIPTION_ID], 2);
         assert_eq!(frames[0]["params"]["data"]["subject"], "in between");
         assert_eq!(late.take_back().await.1, None);
@@ -654,18 +613,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_stream_taken_back_during_a_write_gets_its_cursor_after_the_write() {
-        let mut world = World::new();
-        let at = world.at_head().await;
-        let head = world.head();
-        let counted = Arc::default();
-        let rx = world.wake.subscribe();
-        let ticket = head.park(world.stream(1, at, &counted), &rx, 0);
+        let mut world = World::new().await;
+        let ticket = world.park(1);
         // A client that reads nothing for now: the queue is full.
         let queue = world.queue.clone().unwrap();
         while queue.try_send(b"{}\n".to_vec()).is_ok() {}
         let rowid = world.commit("queued");
         within("the pass", async {
-            while head.order.try_lock().is_ok() {
+            while world.head.order.try_lock().is_ok() {
                 tokio::task::yield_now().await;
             }
         })
@@ -686,12 +641,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_task_ends_with_the_last_stream_and_lets_go_of_the_wake_ups() {
-        let world = World::new();
-        let at = world.at_head().await;
-        let head = world.head();
-        let counted = Arc::default();
-        let rx = world.wake.subscribe();
-        let ticket = head.park(world.stream(1, at, &counted), &rx, 0);
+        let world = World::new().await;
+        let ticket = world.park(1);
         assert_eq!(
             world.wake.receiver_count(),
             2,
@@ -704,6 +655,6 @@ mod tests {
             }
         })
         .await;
-        assert!(!lock(&head.parking).running);
+        assert!(!lock(&world.head.parking).running);
     }
 }
