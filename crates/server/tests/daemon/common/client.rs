@@ -29,13 +29,23 @@ impl Client {
 
     /// Runs `command` (a shim invocation) with piped stdio and a reader thread.
     pub fn spawn(command: &mut Command) -> Client {
-        let mut child = command
+        command
             .env_remove("TIDINGS_SOCKET")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn tidings-mcp");
+            .stderr(Stdio::piped());
+        // A shim just copied (`shim_for_everyone`) can be "busy" for a moment: a process
+        // another test forks meanwhile holds the copy's write descriptor until it execs.
+        let mut tries = 0;
+        let mut child = loop {
+            match command.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                spawned => break spawned.expect("spawn tidings-mcp"),
+            }
+        };
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = channel();
         std::thread::spawn(move || {
