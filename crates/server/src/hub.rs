@@ -81,10 +81,8 @@ struct Store {
     /// Bumped when the store changed (or failed differently); streams wait on it. Shared with
     /// the watcher callback, which asks whether any stream waits.
     wake: Arc<watch::Sender<u64>>,
-    /// Set by the watcher callback; one stored permit coalesces a burst.
-    kick: Arc<Notify>,
-    /// When the last file event came and when the read that found the last change began.
-    marks: Arc<Mutex<Marks>>,
+    /// Set by the watcher callback (or a poke), with the time of the event.
+    kick: Arc<Kick>,
     /// Set when a stream subscribes, so the task starts its live checks.
     subscribed: Notify,
     health: Mutex<Health>,
@@ -115,6 +113,22 @@ impl Marks {
             (Some(event), Some(change)) => event > change,
             _ => true,
         }
+    }
+}
+
+/// A store's file events: one stored permit coalesces a burst, and the marks keep when the
+/// last one came.
+#[derive(Default)]
+struct Kick {
+    notify: Notify,
+    marks: Mutex<Marks>,
+}
+
+impl Kick {
+    /// A file event came now: mark it, then wake the store's task.
+    fn file_event(&self) {
+        lock(&self.marks).event = Some(std::time::Instant::now());
+        self.notify.notify_one();
     }
 }
 
@@ -195,8 +209,7 @@ impl Hub {
             .map(|ty| Store {
                 path: paths.database(ty).to_owned(),
                 wake: Arc::new(watch::Sender::new(0)),
-                kick: Arc::new(Notify::new()),
-                marks: Arc::default(),
+                kick: Arc::default(),
                 subscribed: Notify::new(),
                 health: Mutex::new(Health::Unchecked),
                 last_change_ms: Mutex::new(None),
@@ -235,9 +248,7 @@ impl Hub {
 
     /// Check the store behind `ty` now, as if a file event had arrived.
     pub fn poke(&self, ty: EventType) {
-        let store = self.store(ty);
-        lock(&store.marks).event = Some(std::time::Instant::now());
-        store.kick.notify_one();
+        self.store(ty).kick.file_event();
     }
 
     /// The store file behind `ty`.
@@ -283,7 +294,7 @@ impl Hub {
             let live = store.wake.receiver_count() > 0;
             tokio::select! {
                 () = self.inner.shutdown.cancelled() => break,
-                () = store.kick.notified() => {
+                () = store.kick.notify.notified() => {
                     let at = file_event(ty);
                     self.follow(ty, Some(at)).await;
                 }
@@ -341,7 +352,7 @@ impl Hub {
             }
             tokio::select! {
                 () = self.inner.shutdown.cancelled() => return,
-                () = store.kick.notified() => {
+                () = store.kick.notify.notified() => {
                     event = Some(file_event(ty));
                     fresh = true;
                     gap = FOLLOW_GAP_MIN;
@@ -394,8 +405,8 @@ impl Hub {
             _ => None,
         };
         let waited = store.wake.receiver_count() > 0;
-        let follow = fresh && waited && lock(&store.marks).event_since_change();
-        let marks = Arc::clone(&store.marks);
+        let follow = fresh && waited && lock(&store.kick.marks).event_since_change();
+        let kick = Arc::clone(&store.kick);
         let read_ahead = self.inner.read_ahead.clone().filter(|_| waited);
         let wake = Arc::clone(&store.wake);
         let stamp = move || {
@@ -410,7 +421,7 @@ impl Hub {
                 }
             }
             if matches!((&now, previous), (Ok(now), Some(last)) if *now != last) {
-                lock(&marks).change = Some(read_at);
+                lock(&kick.marks).change = Some(read_at);
             }
             // A new good stamp while streams wait: read the new rows here, on this warm
             // thread, and wake the streams from here with the generation that follows (only
@@ -504,7 +515,6 @@ impl Hub {
                 Some(Target {
                     names: store_names(&s.path)?,
                     kick: s.kick.clone(),
-                    marks: s.marks.clone(),
                     wake: s.wake.clone(),
                 })
             })
@@ -521,8 +531,7 @@ impl Hub {
                 };
                 for target in &targets {
                     if target.names.iter().any(|n| n == name) {
-                        lock(&target.marks).event = Some(std::time::Instant::now());
-                        target.kick.notify_one();
+                        target.kick.file_event();
                         kicked = true;
                     }
                 }
@@ -555,8 +564,7 @@ impl Hub {
 struct Target {
     /// The db, `-wal` and `-shm` names.
     names: Vec<OsString>,
-    kick: Arc<Notify>,
-    marks: Arc<Mutex<Marks>>,
+    kick: Arc<Kick>,
     /// Whether a stream waits on the store (its receiver count).
     wake: Arc<watch::Sender<u64>>,
 }
