@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of the menu-bar app (issue 11): the real `tidings-app` debug binary on demo
 # stores, under a private D-Bus session, Xvfb and trayer (an XEmbed tray host; spec
-# desktop.md 2.2). Checks: the tray icon appears; the menu opens (screenshot); a second
+# desktop.md 2.2). Checks: a data directory others can enter is refused with its fix, exit 1
+# and no panic; the tray icon appears; the menu opens (screenshot); a second
 # launch hands over to the first and opens the settings window, whose page asks the app for
 # its state and paints it; driven by the keyboard (xdotool), the window gets past the
 # first-run sheet, and turning Mail off in its Event types section ends a client's
@@ -144,6 +145,21 @@ expect_terminated() {
 }
 
 # ---- steps ---------------------------------------------------------------------------------
+
+# A data directory others can enter is refused at start: the app says which and how to fix
+# it, exits 1 and leaves no socket (Tauri would panic on an error from its setup hook).
+refuses_an_open_data_dir() {
+  local open=$work/open-demo
+  mkdir -p "$open"
+  chmod 755 "$open"
+  local code=0
+  RUST_BACKTRACE=1 XDG_STATE_HOME="$state" timeout 60 "$app" --demo --data-dir "$open" \
+    >"$out/open-dir.log" 2>&1 || code=$?
+  [ "$code" -eq 1 ] || fail "an app on a 0755 data directory exited $code, not 1: $(cat "$out/open-dir.log")"
+  grep -q 'chmod 700' "$out/open-dir.log" || fail "the refusal does not name the fix: $(cat "$out/open-dir.log")"
+  ! grep -q 'panicked' "$out/open-dir.log" || fail "the app panicked on a start-up error: $(cat "$out/open-dir.log")"
+  [ ! -e "$open/tidings.sock" ] || fail "a refused start left a socket"
+}
 
 start_app() {
   RUST_BACKTRACE=1 XDG_STATE_HOME="$state" "$app" --demo --data-dir "$demo" --simulate 1 -v >"$out/app.log" 2>&1 &
@@ -304,6 +320,7 @@ log_file_written() {
     || fail "a missing notification server was not logged exactly once (the notices reach the notifier)"
 }
 
+refuses_an_open_data_dir
 start_app
 tray_icon_appears
 menu_opens

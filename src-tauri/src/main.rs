@@ -78,7 +78,7 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             #[cfg(target_os = "macos")]
             app.set_activation_policy(tauri::ActivationPolicy::Accessory);
             // The engine runs on Tauri's tokio runtime, so its tasks and the commands share one.
-            let handle = tauri::async_runtime::block_on(async {
+            let started = tauri::async_runtime::block_on(async {
                 let handle = Tidings::start(config)?;
                 // The engine's notices as desktop notifications, as `tidings serve` shows
                 // them; a missing notification server is logged once, never fatal.
@@ -87,7 +87,13 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
                     tidings_platform::desktop_notifier(),
                 );
                 Ok::<_, tidings_server::StartError>(handle)
-            })?;
+            });
+            // Tauri panics on an error from `setup`, with a backtrace; a start-up error
+            // names its own fix, so say just that and exit as `tidings serve` does.
+            let handle = started.unwrap_or_else(|error| {
+                eprintln!("tidings-app: {error}");
+                std::process::exit(1)
+            });
             tracing::info!("engine started");
             eprintln!("tidings-app: serving on {}", handle.socket_path().display());
             let first_run = handle.first_run();
