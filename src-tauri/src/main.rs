@@ -22,6 +22,7 @@ use tracing::level_filters::LevelFilter;
 pub const SETTINGS: &str = "settings";
 
 fn main() -> std::process::ExitCode {
+    no_gl_probe_at_start();
     let args = args::AppArgs::parse();
     init_logging(args.log_level());
     match run(&args) {
@@ -30,6 +31,21 @@ fn main() -> std::process::ExitCode {
             eprintln!("tidings-app: {error}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// On Linux (the development twin), keeps GTK from probing OpenGL when it opens the display:
+/// the probe loads Mesa (under Xvfb its software renderer and LLVM), about 50 MB resident
+/// for as long as the app runs, though the tray never draws with GL. The settings window
+/// still paints (`WebKitGTK` composites without GDK's GL; `make app-e2e` checks each shot).
+/// A `GDK_GL` the user set is left alone. macOS has no GDK: nothing to do there.
+#[allow(unsafe_code)]
+fn no_gl_probe_at_start() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("GDK_GL").is_none() {
+        // SAFETY: the first thing `main` does, before any thread exists that could read the
+        // environment at the same time.
+        unsafe { std::env::set_var("GDK_GL", "disable") };
     }
 }
 

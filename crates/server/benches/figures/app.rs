@@ -212,8 +212,8 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
          stream. Both on demo stores, side by side. Written memory is the pages each process \
          wrote and shares with none (`Private_Dirty` of `smaps_rollup`: heap, stacks, \
          written data), close to the footprint macOS reports; RSS adds the clean code pages \
-         of the libraries it runs (WebKitGTK, GTK and, under Xvfb, Mesa's software GL with \
-         LLVM, about 44 MB alone), which a Mac does not load.",
+         of the libraries it runs (WebKitGTK with its speech libraries, GTK and the app's own \
+         code), which on a Mac are the system's WebKit and AppKit.",
         if which("trayer").is_some() {
             " with trayer as the tray host"
         } else {
