@@ -395,8 +395,8 @@ struct Step {
 
 /// The ROWIDs among `found` (the rows of `(after, last]` a scan picked, with their own dates)
 /// that are backfill, in order. The store's other dates come from one aggregate per gap
-/// between found rows ([`Source::newest`]), not from a walk of every row: a filtered
-/// catch-up picks a few rows in thousands.
+/// between found rows ([`Source::newest`]), not from a walk of every row (a filtered
+/// catch-up picks a few rows in thousands), and all of a batch's gaps are read together.
 fn judge_backfill<S: Source>(
     s: &mut S,
     backfill: &mut Backfill,
@@ -405,16 +405,28 @@ fn judge_backfill<S: Source>(
     last: i64,
     step: &Step,
 ) -> Result<Vec<i64>, StoreError> {
-    let seed = s.newest(after.saturating_sub(SEED_ROWS), after)?;
-    let mut judged = Vec::with_capacity(found.len());
-    let (mut walked, mut newest) = (after, None);
-    for &(rowid, date) in found {
-        // Every row before this one, this one's neighbours found before it included.
-        newest = newest.max(s.newest(walked, rowid - 1)?);
+    // The rows just below the cursor (the seed), the gap before each found row (every row
+    // before it, its neighbours found before it included), then the rest of the window.
+    let mut ranges = Vec::with_capacity(found.len() + 2);
+    ranges.push((after.saturating_sub(SEED_ROWS), after));
+    let mut walked = after;
+    for &(rowid, _) in found {
+        ranges.push((walked, rowid - 1));
         walked = rowid - 1;
-        judged.push((rowid, date, newest));
     }
-    let newest = newest.max(s.newest(walked, last)?);
+    ranges.push((walked, last));
+    let dates = s.newest(&ranges)?;
+    let (seed, gaps, rest) = (dates[0], &dates[1..=found.len()], dates[found.len() + 1]);
+    let mut newest = None;
+    let judged: Vec<_> = found
+        .iter()
+        .zip(gaps)
+        .map(|(&(rowid, date), &gap)| {
+            newest = newest.max(gap);
+            (rowid, date, newest)
+        })
+        .collect();
+    let newest = newest.max(rest);
     Ok(backfill.judge(&judged, seed, newest, after, last, step.now, step.name))
 }
 

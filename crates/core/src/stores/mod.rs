@@ -144,9 +144,10 @@ pub(crate) trait Source {
     fn seek(&mut self, floor: OffsetDateTime) -> Result<Option<i64>, StoreError>;
     /// The rows in `window` that pass `filter` and the skip rules.
     fn scan(&mut self, filter: &Self::Filter, window: Window) -> Result<Scan, StoreError>;
-    /// The newest date among the rows in `(after, upto]`, matching or not, each date read as
-    /// the scan reads it; the backfill guard judges found rows against it.
-    fn newest(&mut self, after: i64, upto: i64) -> Result<Option<OffsetDateTime>, StoreError>;
+    /// The newest date among the rows of each range `(after, upto]`, matching or not, each
+    /// date read as the scan reads it, in order and from one snapshot; the backfill guard
+    /// judges found rows against them.
+    fn newest(&mut self, ranges: &[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, StoreError>;
 }
 
 #[cfg(test)]

@@ -2,12 +2,14 @@
 //! aggregates over the range rather than every row stepped into Rust (a filtered catch-up
 //! of a million rows judged its few found rows against a walk of all of them, issue 14).
 
+use rusqlite::Connection;
 use rusqlite::types::Value;
 use time::OffsetDateTime;
 
 #[cfg(doc)]
 use super::Source;
 use super::open::StoreHandle;
+use super::read;
 use crate::error::StoreError;
 
 /// How one store's dates are read in aggregate.
@@ -25,21 +27,38 @@ pub(super) struct NewestSql {
     pub(super) convert: fn(Option<i64>) -> Option<OffsetDateTime>,
 }
 
+/// The newest date of each range `(after, upto]`, in order, in one read transaction (one
+/// snapshot and one look at the file for the whole batch of gaps).
+pub(super) fn newest_of<C: Copy>(
+    handle: &mut StoreHandle<C>,
+    sql: &NewestSql,
+    ranges: &[(i64, i64)],
+) -> Result<Vec<Option<OffsetDateTime>>, StoreError> {
+    handle.in_read(|conn| {
+        ranges
+            .iter()
+            .map(|&(after, upto)| newest_in(conn, sql, after, upto))
+            .collect()
+    })
+}
+
 /// The newest date of `(after, upto]`, each date read as leniently as the scan reads it.
 /// From the aggregates when the greatest value is an integer (`SQLite` orders every number
 /// before any text or BLOB, so no text is in the range; a real below it truncates to no more
 /// than it) that converts to a date, and the range holds one class of values; else walked row
 /// by row (`walk`), where the order of raw values says nothing.
-pub(super) fn newest_of<C: Copy>(
-    handle: &mut StoreHandle<C>,
+fn newest_in(
+    conn: &Connection,
     sql: &NewestSql,
     after: i64,
     upto: i64,
-) -> Result<Option<OffsetDateTime>, StoreError> {
+) -> rusqlite::Result<Option<OffsetDateTime>> {
     if upto <= after {
         return Ok(None);
     }
-    let (max, min) = handle.query_newest(sql.sql, after, upto)?;
+    let (max, min): (Value, Value) = conn
+        .prepare_cached(sql.sql)?
+        .query_row([after, upto], |r| Ok((r.get(0)?, r.get(1)?)))?;
     let one_class = sql.ordered_above.is_none_or(|floor| match min {
         Value::Integer(i) => i > floor,
         #[allow(clippy::cast_precision_loss)] // a bound, not arithmetic
@@ -56,8 +75,15 @@ pub(super) fn newest_of<C: Copy>(
         }
         _ => {}
     }
-    let rows = handle.query_pairs(sql.walk, after, upto)?;
-    Ok(rows.into_iter().filter_map(|(_, d)| (sql.convert)(d)).max())
+    let mut walk = conn.prepare_cached(sql.walk)?;
+    // Each value read as the scan reads it (`read::int`), so the guard judges a row by the
+    // same date whether the aggregate answers or the walk does.
+    let dates = walk.query_map([after, upto], |r| read::int(r, 1))?;
+    let mut newest = None;
+    for date in dates {
+        newest = newest.max((sql.convert)(date?));
+    }
+    Ok(newest)
 }
 
 #[cfg(test)]
@@ -109,13 +135,17 @@ mod tests {
         rows.filter_map(|d| convert(d.unwrap())).max()
     }
 
-    /// Set the odd dates, then compare `newest` with the walk over every range of the store.
+    /// `Source::newest` of one store: ranges in, the newest date of each out.
+    type Newest<'a> = dyn FnMut(&[(i64, i64)]) -> Vec<Option<OffsetDateTime>> + 'a;
+
+    /// Set the odd dates, then compare `newest`, asked for every range of the store at once,
+    /// with the walk of each.
     fn agrees(
         db: &std::path::Path,
         table: &str,
         date: &str,
         convert: fn(Option<i64>) -> Option<OffsetDateTime>,
-        newest: &mut dyn FnMut(i64, i64) -> Option<OffsetDateTime>,
+        newest: &mut Newest<'_>,
     ) {
         let conn = Connection::open(db).unwrap();
         let head: i64 = conn
@@ -127,14 +157,17 @@ mod tests {
                 let sql = format!("UPDATE {table} SET {date} = {value} WHERE ROWID = ?1");
                 assert_eq!(conn.execute(&sql, [rowid]).unwrap(), 1, "{sql}");
             }
-            for after in 0..head {
-                for upto in after..=head {
-                    assert_eq!(
-                        newest(after, upto),
-                        walked(&conn, table, date, convert, after, upto),
-                        "{table}: ({after}, {upto}] with {pair:?}"
-                    );
-                }
+            let ranges: Vec<(i64, i64)> = (0..head)
+                .flat_map(|after| (after..=head).map(move |upto| (after, upto)))
+                .collect();
+            let found = newest(&ranges);
+            assert_eq!(found.len(), ranges.len(), "one answer per range");
+            for (&(after, upto), found) in ranges.iter().zip(found) {
+                assert_eq!(
+                    found,
+                    walked(&conn, table, date, convert, after, upto),
+                    "{table}: ({after}, {upto}] with {pair:?}"
+                );
             }
         }
     }
@@ -143,7 +176,7 @@ mod tests {
     fn the_mail_aggregate_finds_the_date_the_walk_finds_over_every_range() {
         let (_dir, home, paths) = world();
         let mut store = mail_store(&paths);
-        let mut newest = |a, b| store.newest(a, b).unwrap();
+        let mut newest = |ranges: &[(i64, i64)]| store.newest(ranges).unwrap();
         agrees(
             &home.envelope_index(),
             "messages",
@@ -157,7 +190,7 @@ mod tests {
     fn the_messages_aggregate_finds_the_date_the_walk_finds_over_every_range() {
         let (_dir, home, paths) = world();
         let mut store = messages_store(&paths);
-        let mut newest = |a, b| store.newest(a, b).unwrap();
+        let mut newest = |ranges: &[(i64, i64)]| store.newest(ranges).unwrap();
         agrees(&home.chat_db(), "message", "date", from_apple, &mut newest);
     }
 

@@ -235,39 +235,21 @@ impl<C: Copy> StoreHandle<C> {
         ))
     }
 
-    /// The single optional integer `sql` yields for `value` (a date-index seek).
-    /// `(ROWID, value)` pairs from `sql` with `?1 = after`, `?2 = upto`.
-    pub(crate) fn query_pairs(
+    /// `read` on the open connection in one read transaction, after one look at the file
+    /// (`current`): a run of small queries (the backfill guard's, one per gap between found
+    /// rows) pays for the look and the snapshot once, not once each (two `statx` and the WAL
+    /// read lock's `fcntl`s per query had cost a third of a guarded catch-up's CPU, issue 14).
+    pub(crate) fn in_read<T>(
         &mut self,
-        sql: &str,
-        after: i64,
-        upto: i64,
-    ) -> Result<Vec<(i64, Option<i64>)>, StoreError> {
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
         let (conn, _, _) = self.current()?;
         let r = (|| {
-            let mut stmt = conn.prepare_cached(sql)?;
-            // The value read as leniently as the scan reads it (`read::int`), so the guard
-            // judges a row by the same date whether it walks the window or not.
-            let rows = stmt.query_map([after, upto], |r| {
-                Ok((r.get(0)?, crate::stores::read::int(r, 1)?))
-            })?;
-            rows.collect::<Result<Vec<_>, _>>()
+            let tx = conn.unchecked_transaction()?;
+            let out = read(&tx)?;
+            tx.finish()?;
+            Ok(out)
         })();
-        r.map_err(|e| self.fail(e))
-    }
-
-    /// The two values [`NewestSql::sql`](super::newest::NewestSql) yields for `?1 = after`,
-    /// `?2 = upto` (its greatest and least date), as stored.
-    pub(crate) fn query_newest(
-        &mut self,
-        sql: &str,
-        after: i64,
-        upto: i64,
-    ) -> Result<(rusqlite::types::Value, rusqlite::types::Value), StoreError> {
-        let (conn, _, _) = self.current()?;
-        let r = conn
-            .prepare_cached(sql)
-            .and_then(|mut stmt| stmt.query_row([after, upto], |r| Ok((r.get(0)?, r.get(1)?))));
         r.map_err(|e| self.fail(e))
     }
 

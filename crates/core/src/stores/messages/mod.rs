@@ -149,7 +149,7 @@ impl Source for MessagesStore {
         Ok(Scan { identity, found })
     }
 
-    fn newest(&mut self, after: i64, upto: i64) -> Result<Option<OffsetDateTime>, StoreError> {
-        super::newest::newest_of(&mut self.handle, &NEWEST, after, upto)
+    fn newest(&mut self, ranges: &[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, StoreError> {
+        super::newest::newest_of(&mut self.handle, &NEWEST, ranges)
     }
 }
