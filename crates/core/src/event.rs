@@ -81,6 +81,22 @@ pub struct Occurrence {
     pub cursor: String,
 }
 
+impl From<Occurrence> for serde_json::Value {
+    /// The wire form `Serialize` writes, with the envelope moved in rather than copied:
+    /// `serde_json::to_value` rebuilt every event's `data` for each poll's answer (with the
+    /// drop of the original, about a seventh of a catch-up's daemon CPU, issue 14).
+    fn from(o: Occurrence) -> Self {
+        use serde_json::Value;
+        let mut m = serde_json::Map::new();
+        m.insert("eventId".into(), Value::String(o.event_id));
+        m.insert("name".into(), Value::String(o.name.into()));
+        m.insert("timestamp".into(), Value::String(o.timestamp));
+        m.insert("data".into(), o.data);
+        m.insert("cursor".into(), Value::String(o.cursor));
+        Value::Object(m)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

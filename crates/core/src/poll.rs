@@ -116,6 +116,22 @@ pub struct PollOutcome {
     pub next_poll_ms: u64,
 }
 
+impl From<PollOutcome> for serde_json::Value {
+    /// The wire form `Serialize` writes, its events moved in rather than copied (see
+    /// `From<Occurrence>`).
+    fn from(p: PollOutcome) -> Self {
+        use serde_json::Value;
+        let mut m = serde_json::Map::new();
+        let events = p.events.into_iter().map(Value::from).collect();
+        m.insert("events".into(), Value::Array(events));
+        m.insert("cursor".into(), Value::String(p.cursor));
+        m.insert("truncated".into(), Value::Bool(p.truncated));
+        m.insert("hasMore".into(), Value::Bool(p.has_more));
+        m.insert("nextPollMs".into(), Value::from(p.next_poll_ms));
+        Value::Object(m)
+    }
+}
+
 /// The stores, kept warm, and the rules for reading them.
 pub struct Engine {
     mail: Mutex<MailStore>,
@@ -553,5 +569,52 @@ impl Engine {
         };
         *lock(self.scan_error_slot(ty)) = result.as_ref().err().map(ToString::to_string);
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// The moved wire form is exactly what `Serialize` writes (a field added to either struct
+    /// and not to its `From` fails here).
+    #[test]
+    fn a_poll_outcome_moved_into_json_is_what_serialize_writes() {
+        let event = |id: &str, data: Value| Occurrence {
+            event_id: id.into(),
+            name: "mail.received",
+            timestamp: "2026-12-01T14:00:00Z".into(),
+            data,
+            cursor: format!("v2.1-2-3.{id}"),
+        };
+        let outcome = PollOutcome {
+            events: vec![
+                event(
+                    "7",
+                    json!({"from": {"address": "ana@example.com", "name": null}}),
+                ),
+                event("9", json!({"subject": "\"quoted\" \u{1F600}", "to": []})),
+            ],
+            cursor: "v2.1-2-3.9".into(),
+            truncated: true,
+            has_more: false,
+            next_poll_ms: 5000,
+        };
+        assert_eq!(
+            Value::from(outcome.clone()),
+            serde_json::to_value(&outcome).unwrap()
+        );
+        let empty = PollOutcome {
+            events: Vec::new(),
+            has_more: true,
+            truncated: false,
+            ..outcome
+        };
+        assert_eq!(
+            Value::from(empty.clone()),
+            serde_json::to_value(&empty).unwrap()
+        );
     }
 }

@@ -35,7 +35,5 @@ pub async fn poll(
         .map_err(|e| request_error(e, daemon.settings_path()))?;
     let senders: Vec<String> = outcome.events.iter().map(|e| sender_of(&e.data)).collect();
     conn.polled(ty.name(), filter, Mode::Poll, &senders);
-    let body = serde_json::to_value(outcome)
-        .map_err(|e| ErrorData::internal_error(format!("cannot encode the result: {e}"), None))?;
-    Ok(complete(body))
+    Ok(complete(Value::from(outcome)))
 }
