@@ -76,9 +76,15 @@ impl Client {
     }
 
     pub fn send(&mut self, frame: &Value) {
+        self.try_send(frame).unwrap();
+    }
+
+    /// [`send`](Client::send), with a failed write returned: a shim that has already ended
+    /// (its daemon closed the connection first) is a broken pipe, which some tests expect.
+    pub fn try_send(&mut self, frame: &Value) -> std::io::Result<()> {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{frame}").unwrap();
-        stdin.flush().unwrap();
+        writeln!(stdin, "{frame}")?;
+        stdin.flush()
     }
 
     /// Writes `text` as is, in one write (several lines arrive together).
