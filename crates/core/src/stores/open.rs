@@ -236,9 +236,10 @@ impl<C: Copy> StoreHandle<C> {
     }
 
     /// `read` on the open connection in one read transaction, after one look at the file
-    /// (`current`): a run of small queries (the backfill guard's, one per gap between found
-    /// rows) pays for the look and the snapshot once, not once each (two `statx` and the WAL
-    /// read lock's `fcntl`s per query had cost a third of a guarded catch-up's CPU, issue 14).
+    /// (`current`): a run of queries (the `maxAgeMs` seek's steps; the backfill guard's, one
+    /// per gap between found rows) sees one snapshot and pays for the look once, not once
+    /// each (two `statx` and the WAL read lock's `fcntl`s per guard query had cost a third
+    /// of a guarded catch-up's CPU, issue 14).
     pub(crate) fn in_read<T>(
         &mut self,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
@@ -253,6 +254,7 @@ impl<C: Copy> StoreHandle<C> {
         r.map_err(|e| self.fail(e))
     }
 
+    /// The single optional integer `sql` yields for `value` (a date-index seek).
     pub(crate) fn query_rowid(&mut self, sql: &str, value: i64) -> Result<Option<i64>, StoreError> {
         let (conn, _, _) = self.current()?;
         let r = conn
@@ -269,9 +271,7 @@ impl<C: Copy> StoreHandle<C> {
         floor: i64,
         chunk: i64,
     ) -> Result<Option<i64>, StoreError> {
-        let (conn, _, _) = self.current()?;
-        let r = (|| {
-            let tx = conn.unchecked_transaction()?;
+        self.in_read(|tx| {
             let last: i64 = tx
                 .prepare_cached(sql.last)?
                 .query_row([], |r| r.get::<_, Option<i64>>(0))?
@@ -309,12 +309,8 @@ impl<C: Copy> StoreHandle<C> {
                 }
                 walked = upto;
             };
-            drop(dated);
-            drop((by_date, by_rowid));
-            tx.finish()?;
             Ok(found)
-        })();
-        r.map_err(|e| self.fail(e))
+        })
     }
 
     fn connect(&self) -> Result<Connection, StoreError> {
