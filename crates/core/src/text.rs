@@ -22,6 +22,17 @@ pub const MAX_QUOTE_CHARS: usize = 80;
 /// Clean `input` for a payload: drop control and invisible format characters, turn line breaks
 /// and tabs into spaces, trim, and cap at `max_chars` (ending in `…` when cut).
 pub fn sanitize(input: &str, max_chars: usize) -> String {
+    // Printable ASCII (most addresses and ids, many names and subjects) has nothing to drop
+    // or fold, and a byte is a character: only the trim is left. A catch-up spent an eighth of
+    // its time walking such text a character at a time (issue 14).
+    if input.len() <= max_chars && input.bytes().all(|b| matches!(b, b' '..=b'~')) {
+        return input.trim().to_owned();
+    }
+    sanitize_chars(input, max_chars)
+}
+
+/// [`sanitize`], a character at a time.
+fn sanitize_chars(input: &str, max_chars: usize) -> String {
     let mut out = String::with_capacity(input.len().min(max_chars * 4));
     let mut count = 0;
     let mut truncated = false;
@@ -127,5 +138,32 @@ mod tests {
         assert!(out.ends_with('…'));
         assert_eq!(sanitize("short", 5), "short");
         assert_eq!(sanitize("longer", 5), "long…");
+    }
+
+    #[test]
+    fn the_ascii_shortcut_answers_as_the_character_walk_does() {
+        let printable: String = (b' '..=b'~').map(char::from).collect();
+        let inputs = [
+            String::new(),
+            "   ".to_owned(),
+            "  padded both ways  ".to_owned(),
+            "ana@example.com".to_owned(),
+            printable.clone(),
+            // Just outside the shortcut: DEL, a tab, a line break, a non-ASCII letter.
+            "del\u{7f}ete".to_owned(),
+            "tab\there".to_owned(),
+            "two\nlines ".to_owned(),
+            "café".to_owned(),
+        ];
+        for input in &inputs {
+            // Every cap around the input's length: under, at and over.
+            for max in 0..=input.len() + 2 {
+                assert_eq!(
+                    sanitize(input, max),
+                    sanitize_chars(input, max),
+                    "{input:?} capped at {max}"
+                );
+            }
+        }
     }
 }
