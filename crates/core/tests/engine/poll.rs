@@ -283,6 +283,9 @@ fn mailbox_filters_see_gmail_labels_and_name_unknown_mailboxes() {
         ["Your receipt", "Café ☕ déjà vu — 50% off"],
         "Gmail INBOX lives in labels"
     );
+    for e in &events {
+        assert_eq!(e.data["mailbox"], "INBOX", "the label is the mailbox asked for");
+    }
     let (sub, _) = subscribe(
         &s,
         json!({"name": "mail.received", "arguments": {"mailboxes": ["Clients/Acme"]}}),

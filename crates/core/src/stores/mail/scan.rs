@@ -2,7 +2,7 @@
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params_from_iter};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::mailboxes::MailboxLookup;
 use super::schema::{
@@ -16,7 +16,7 @@ use crate::filter::MailFilter;
 use crate::stores::columns::Col;
 use crate::stores::read::{self, Read};
 use crate::stores::sql::{Membership, in_list, membership_after, sender_condition};
-use crate::stores::{Found, Window};
+use crate::stores::{Found, Window, object};
 use crate::text::{MAX_MESSAGE_ID_CHARS, MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 
 /// The matching rows of `window`, in ROWID order, each read or marked unreadable.
@@ -53,6 +53,7 @@ pub(crate) fn rows(
             message_id: read::text(r, at::MESSAGE_ID)?,
             address: read::text(r, at::ADDRESS)?,
             name: read::text(r, at::NAME)?,
+            attachment_count: read::int(r, at::ATTACHMENTS)?.unwrap_or(0),
         });
     }
     drop(rows);
@@ -192,7 +193,8 @@ mod at {
     pub(super) const MESSAGE_ID: usize = 9;
     pub(super) const ADDRESS: usize = 10;
     pub(super) const NAME: usize = 11;
-    pub(super) const COUNT: usize = 12;
+    pub(super) const ATTACHMENTS: usize = 12;
+    pub(super) const COUNT: usize = 13;
 }
 
 /// The SELECT list, written from the schema's column constants (the probe requires each).
@@ -215,6 +217,12 @@ fn select_list(caps: MailCaps) -> String {
     };
     cols[at::ADDRESS] = format!("a.{}", ADDRESSES_ADDRESS.name);
     cols[at::NAME] = format!("a.{}", ADDRESSES_COMMENT.name);
+    // Counted in the scan, not by a statement of its own per row (issue 14).
+    cols[at::ATTACHMENTS] = if caps.attachments {
+        "(SELECT count(*) FROM attachments x WHERE x.message = m.ROWID)".into()
+    } else {
+        "0".into()
+    };
     cols.join(", ")
 }
 
@@ -231,16 +239,20 @@ struct RawMail {
     message_id: Option<String>,
     address: Option<String>,
     name: Option<String>,
+    attachment_count: i64,
 }
 
 fn person(address: Option<&str>, name: Option<&str>) -> Value {
     let name = name
         .map(|n| sanitize(n, MAX_NAME_CHARS))
         .filter(|n| !n.is_empty());
-    json!({
-        "address": sanitize(address.unwrap_or(""), MAX_NAME_CHARS),
-        "name": name,
-    })
+    object([
+        (
+            "address",
+            sanitize(address.unwrap_or(""), MAX_NAME_CHARS).into(),
+        ),
+        ("name", name.into()),
+    ])
 }
 
 fn envelope(
@@ -271,12 +283,6 @@ fn envelope(
             ));
         }
     }
-    let attachment_count: i64 = if caps.attachments {
-        conn.prepare_cached("SELECT count(*) FROM attachments WHERE message = ?1")?
-            .query_row([m.rowid], |r| r.get(0))?
-    } else {
-        0
-    };
     let mailbox_id = primary_mailbox(conn, caps, lookup, wanted, &m)?;
     let mailbox = mailbox_id.and_then(|id| lookup.get(id));
     let subject = format!(
@@ -295,20 +301,26 @@ fn envelope(
         // No global id (never seen in a real index): the ROWID is still unique in this file.
         (None, None) => format!("rowid-{}", m.rowid),
     };
-    let data = json!({
-        "messageId": message_id,
-        "from": person(m.address.as_deref(), m.name.as_deref()),
-        "to": to,
-        "cc": cc,
-        "subject": sanitize(&subject, MAX_SUBJECT_CHARS),
-        "mailbox": mailbox.map(|mb| sanitize(&mb.path, MAX_NAME_CHARS)),
-        "account": mailbox.and_then(|mb| lookup.account_name(mb)),
-        "dateReceived": date.map(iso8601),
-        "dateSent": from_unix_secs(m.date_sent).map(iso8601),
-        "read": m.read,
-        "flagged": m.flagged,
-        "attachmentCount": attachment_count,
-    });
+    let data = object([
+        ("messageId", message_id.into()),
+        ("from", person(m.address.as_deref(), m.name.as_deref())),
+        ("to", to.into()),
+        ("cc", cc.into()),
+        ("subject", sanitize(&subject, MAX_SUBJECT_CHARS).into()),
+        (
+            "mailbox",
+            mailbox.map(|mb| sanitize(&mb.path, MAX_NAME_CHARS)).into(),
+        ),
+        (
+            "account",
+            mailbox.and_then(|mb| lookup.account_name(mb)).into(),
+        ),
+        ("dateReceived", date.map(iso8601).into()),
+        ("dateSent", from_unix_secs(m.date_sent).map(iso8601).into()),
+        ("read", m.read.into()),
+        ("flagged", m.flagged.into()),
+        ("attachmentCount", m.attachment_count.into()),
+    ]);
     Ok(Found {
         rowid: m.rowid,
         event_id,
@@ -326,19 +338,31 @@ fn primary_mailbox(
     wanted: &[i64],
     m: &RawMail,
 ) -> rusqlite::Result<Option<i64>> {
+    // The row's own mailbox, then every live copy's, then their labels: one look at the
+    // message's copies (a statement per part was a second seek per event, issue 14).
     let mut candidates: Vec<i64> = m.mailbox.into_iter().collect();
+    let mut labels = Vec::new();
     let sql = if caps.labels {
-        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND +c.deleted = 0 \
-         UNION ALL SELECT l.mailbox_id FROM labels l JOIN messages c ON c.ROWID = l.message_id \
+        "SELECT c.ROWID, c.mailbox, l.mailbox_id FROM messages c \
+         LEFT JOIN labels l ON l.message_id = c.ROWID \
          WHERE c.global_message_id = ?1 AND +c.deleted = 0"
     } else {
-        "SELECT c.mailbox FROM messages c WHERE c.global_message_id = ?1 AND +c.deleted = 0"
+        "SELECT c.ROWID, c.mailbox, NULL FROM messages c \
+         WHERE c.global_message_id = ?1 AND +c.deleted = 0"
     };
     let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query([m.global_id])?;
+    let mut copy = None;
     while let Some(r) = rows.next()? {
-        candidates.extend(read::int(r, 0)?);
+        // A copy with several labels comes once per label: its mailbox counts once.
+        let rowid: i64 = r.get(0)?;
+        if copy != Some(rowid) {
+            copy = Some(rowid);
+            candidates.extend(read::int(r, 1)?);
+        }
+        labels.extend(read::int(r, 2)?);
     }
+    candidates.append(&mut labels);
     if let Some(id) = candidates.iter().find(|id| wanted.contains(id)) {
         return Ok(Some(*id));
     }

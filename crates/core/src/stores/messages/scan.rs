@@ -2,7 +2,6 @@
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Row, params_from_iter};
-use serde_json::json;
 
 use super::schema::{
     CHAT_DISPLAY_NAME, CHAT_IDENTIFIER, CHAT_SERVICE_NAME, CHAT_STYLE, HANDLE_ID, JOIN_CHAT_ID,
@@ -12,7 +11,7 @@ use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
 use crate::stores::read::{self, Read};
 use crate::stores::sql::{Membership, json_list, membership_after, sender_condition};
-use crate::stores::{Found, Window};
+use crate::stores::{Found, Window, object};
 use crate::text::{MAX_NAME_CHARS, sanitize};
 
 /// `chat.style` of a group chat (45 is one-to-one).
@@ -179,18 +178,38 @@ fn envelope(r: &Row<'_>, rowid: i64) -> rusqlite::Result<Found> {
             .map(|s| sanitize(&s, MAX_NAME_CHARS))
             .filter(|s| !s.is_empty()))
     };
-    let data = json!({
-        "guid": guid,
-        "from": {"handle": clean(at::HANDLE)?, "service": clean(at::SERVICE)?},
-        "chat": {
-            "identifier": clean(at::CHAT_IDENTIFIER)?,
-            "name": clean(at::CHAT_NAME)?,
-            "isGroup": read::int(r, at::CHAT_STYLE)? == Some(GROUP_STYLE),
-        },
-        "date": date.map(iso8601),
-        "attachmentCount": read::int(r, at::ATTACHMENTS)?.unwrap_or(0),
-        "isReply": read::text(r, at::THREAD)?.is_some_and(|g| !g.is_empty()),
-    });
+    let data = object([
+        ("guid", guid.as_str().into()),
+        (
+            "from",
+            object([
+                ("handle", clean(at::HANDLE)?.into()),
+                ("service", clean(at::SERVICE)?.into()),
+            ]),
+        ),
+        (
+            "chat",
+            object([
+                ("identifier", clean(at::CHAT_IDENTIFIER)?.into()),
+                ("name", clean(at::CHAT_NAME)?.into()),
+                (
+                    "isGroup",
+                    (read::int(r, at::CHAT_STYLE)? == Some(GROUP_STYLE)).into(),
+                ),
+            ]),
+        ),
+        ("date", date.map(iso8601).into()),
+        (
+            "attachmentCount",
+            read::int(r, at::ATTACHMENTS)?.unwrap_or(0).into(),
+        ),
+        (
+            "isReply",
+            read::text(r, at::THREAD)?
+                .is_some_and(|g| !g.is_empty())
+                .into(),
+        ),
+    ]);
     // The guid is the stable id; a row without a usable one (never seen from Messages) still
     // gets a unique id.
     let event_id = if guid.is_empty() {
