@@ -284,7 +284,10 @@ fn mailbox_filters_see_gmail_labels_and_name_unknown_mailboxes() {
         "Gmail INBOX lives in labels"
     );
     for e in &events {
-        assert_eq!(e.data["mailbox"], "INBOX", "the label is the mailbox asked for");
+        assert_eq!(
+            e.data["mailbox"], "INBOX",
+            "the label is the mailbox asked for"
+        );
     }
     let (sub, _) = subscribe(
         &s,
