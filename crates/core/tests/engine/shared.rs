@@ -45,8 +45,22 @@ fn sql_drain(engine: &Engine, sub: &Subscription, from: Cursor, max: u32) -> Vec
 }
 
 /// Rows beyond the variety: dated now (so the backfill guard lets them through), from new
-/// senders, one with a bad byte in its sender, one in a group chat and a second chat.
+/// senders, one with a bad byte in its sender, one in a group chat and a second chat. They
+/// come after a gap of 1,000 ROWIDs (rows deleted), so a read from the start spans a long
+/// window (sender conditions listed) and a small-bounds read short ones (tested per row).
 fn add_rows(v: &mut tidings_fixtures::Variety) {
+    for (conn, table) in [
+        (v.mail.connection(), "messages"),
+        (v.messages.connection(), "message"),
+    ] {
+        let bumped = conn
+            .execute(
+                "UPDATE sqlite_sequence SET seq = seq + 1000 WHERE name = ?1",
+                [table],
+            )
+            .unwrap();
+        assert_eq!(bumped, 1, "{table} has an AUTOINCREMENT sequence");
+    }
     let inbox: i64 = v
         .mail
         .connection()

@@ -15,7 +15,7 @@ use crate::descriptor::MAX_RECIPIENTS;
 use crate::filter::MailFilter;
 use crate::stores::columns::Col;
 use crate::stores::read::{self, Read};
-use crate::stores::sql::{Membership, in_list, membership_after, sender_condition};
+use crate::stores::sql::{in_list, memberships, sender_condition};
 use crate::stores::{Found, Window, object};
 use crate::text::{MAX_MESSAGE_ID_CHARS, MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 
@@ -66,8 +66,9 @@ pub(crate) fn rows(
 }
 
 /// A scan's SQL and the values it binds. The text depends only on the filter's shape (how
-/// many patterns of each kind, mailboxes and the store's features), never on the window or
-/// the patterns' values, so one subscription's polls share one compiled statement.
+/// many patterns of each kind, mailboxes and the store's features) and on whether the window
+/// is short (`memberships`), never on its bounds or the patterns' values, so one
+/// subscription's polls share two compiled statements at most.
 pub(crate) struct Query {
     pub sql: String,
     pub params: Vec<SqlValue>,
@@ -97,11 +98,10 @@ pub(crate) fn query(
         "+m.deleted = 0".to_owned(),
     ];
     // The filter's senders pick the rows (listed, so a sender index can drive the scan);
-    // the allowlist is then tested on those rows' senders only (see `Membership`).
-    for (patterns, membership) in [
-        (&filter.senders, Membership::List),
-        (&filter.allow, membership_after(&filter.senders)),
-    ] {
+    // the allowlist is then tested on those rows' senders only; a short window tests both
+    // per row (see `memberships`).
+    let [senders, allow] = memberships(&filter.senders, window);
+    for (patterns, membership) in [(&filter.senders, senders), (&filter.allow, allow)] {
         if !patterns.is_empty() {
             let cond = sender_condition(
                 "m.sender",

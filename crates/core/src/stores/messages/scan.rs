@@ -10,7 +10,7 @@ use super::schema::{
 use crate::dates::{from_apple, iso8601};
 use crate::filter::MessagesFilter;
 use crate::stores::read::{self, Read};
-use crate::stores::sql::{Membership, json_list, membership_after, sender_condition};
+use crate::stores::sql::{json_list, memberships, sender_condition};
 use crate::stores::{Found, Window, object};
 use crate::text::{MAX_NAME_CHARS, sanitize};
 
@@ -38,8 +38,9 @@ pub(crate) fn rows(
 }
 
 /// The scan of `window` for `filter`: its SQL and the values it binds. The text depends only
-/// on the filter's shape and the store's features, never on the window or the values, so one
-/// subscription's polls share one compiled statement.
+/// on the filter's shape, the store's features and whether the window is short
+/// (`memberships`), never on its bounds or the values, so one subscription's polls share two
+/// compiled statements at most.
 pub(crate) fn query(
     caps: MessagesCaps,
     filter: &MessagesFilter,
@@ -51,11 +52,10 @@ pub(crate) fn query(
     ];
     let mut conditions = vec!["m.ROWID > ?".to_owned(), "m.ROWID <= ?".to_owned()];
     // The filter's senders pick the rows (listed, so a sender index can drive the scan);
-    // the allowlist is then tested on those rows' senders only (see `Membership`).
-    for (patterns, membership) in [
-        (&filter.senders, Membership::List),
-        (&filter.allow, membership_after(&filter.senders)),
-    ] {
+    // the allowlist is then tested on those rows' senders only; a short window tests both
+    // per row (see `memberships`).
+    let [senders, allow] = memberships(&filter.senders, window);
+    for (patterns, membership) in [(&filter.senders, senders), (&filter.allow, allow)] {
         if !patterns.is_empty() {
             let cond = sender_condition(
                 "m.handle_id",
