@@ -36,7 +36,8 @@ pub(crate) fn rows(
     // change), so it is compiled once per connection.
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(params_from_iter(params))?;
-    let mut raw = Vec::new();
+    // Sized for a full window's matches, capped: growing a vector of wide rows reallocates.
+    let mut raw = Vec::with_capacity(window.limit.min(1024));
     while let Some(r) = rows.next()? {
         // Every value is read leniently (see `stores::read`): a stranger's row must not stop
         // delivery.
@@ -264,9 +265,12 @@ fn envelope(
 ) -> rusqlite::Result<Found> {
     let mut to = Vec::new();
     let mut cc = Vec::new();
+    // By position, then type: each list is still in its positions' order, and Mail's
+    // `(message, position, type, address)` index answers the query alone, where `(type,
+    // position)` order took the unique index and a table seek per recipient.
     let mut stmt = conn.prepare_cached(
         "SELECT r.type, a.address, a.comment FROM recipients r JOIN addresses a ON a.ROWID = r.address \
-         WHERE r.message = ?1 ORDER BY r.type, r.position",
+         WHERE r.message = ?1 ORDER BY r.position, r.type",
     )?;
     let mut rows = stmt.query([m.rowid])?;
     while let Some(r) = rows.next()? {
