@@ -60,7 +60,8 @@ pub(crate) enum Membership {
     /// `EXISTS (SELECT 1 … WHERE t.ROWID = rowid AND …)`: only the handle of each row the
     /// other conditions let through is tested. For a second sender condition (the allowlist
     /// under a filter's senders): listing it would test all of a store's handles on every
-    /// poll (4 ms for 3,000 handles and three domains, most of a catch-up's call).
+    /// poll (4 ms for 3,000 handles and three domains, most of a catch-up's call). And for
+    /// every sender condition of a short window ([`memberships`]).
     Row,
 }
 

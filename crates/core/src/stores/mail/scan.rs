@@ -36,8 +36,9 @@ pub(crate) fn rows(
     // change), so it is compiled once per connection.
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(params_from_iter(params))?;
-    // Sized for a full window's matches, capped: growing a vector of wide rows reallocates.
-    let mut raw = Vec::with_capacity(window.limit.min(1024));
+    // Room for a live read's few rows at once; a catch-up's thousand grow from there (a
+    // vector of wide rows grown from empty reallocated ten times a call).
+    let mut raw = Vec::with_capacity(window.limit.min(64));
     while let Some(r) = rows.next()? {
         // Every value is read leniently (see `stores::read`): a stranger's row must not stop
         // delivery.
