@@ -81,19 +81,24 @@ pub struct Occurrence {
     pub cursor: String,
 }
 
+/// A JSON object of values moved in: `json!` and `to_value` copy what they are given, which
+/// for an envelope's people and lists, and a poll's events, was a deep copy each (issue 14).
+pub(crate) fn object<const N: usize>(fields: [(&str, serde_json::Value); N]) -> serde_json::Value {
+    serde_json::Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
 impl From<Occurrence> for serde_json::Value {
     /// The wire form `Serialize` writes, with the envelope moved in rather than copied:
     /// `serde_json::to_value` rebuilt every event's `data` for each poll's answer (with the
     /// drop of the original, about a seventh of a catch-up's daemon CPU, issue 14).
     fn from(o: Occurrence) -> Self {
-        use serde_json::Value;
-        let mut m = serde_json::Map::new();
-        m.insert("eventId".into(), Value::String(o.event_id));
-        m.insert("name".into(), Value::String(o.name.into()));
-        m.insert("timestamp".into(), Value::String(o.timestamp));
-        m.insert("data".into(), o.data);
-        m.insert("cursor".into(), Value::String(o.cursor));
-        Value::Object(m)
+        object([
+            ("eventId", o.event_id.into()),
+            ("name", o.name.into()),
+            ("timestamp", o.timestamp.into()),
+            ("data", o.data),
+            ("cursor", o.cursor.into()),
+        ])
     }
 }
 

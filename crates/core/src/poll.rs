@@ -22,7 +22,7 @@ use crate::backfill::{Backfill, SEED_ROWS};
 use crate::cursor::Cursor;
 use crate::dates::iso8601;
 use crate::error::{RequestError, StoreError};
-use crate::event::{EventType, Occurrence};
+use crate::event::{EventType, Occurrence, object};
 use crate::request::{Filter, Subscription, SubscriptionParams};
 use crate::stores::mail::MailStore;
 use crate::stores::messages::MessagesStore;
@@ -121,14 +121,14 @@ impl From<PollOutcome> for serde_json::Value {
     /// `From<Occurrence>`).
     fn from(p: PollOutcome) -> Self {
         use serde_json::Value;
-        let mut m = serde_json::Map::new();
-        let events = p.events.into_iter().map(Value::from).collect();
-        m.insert("events".into(), Value::Array(events));
-        m.insert("cursor".into(), Value::String(p.cursor));
-        m.insert("truncated".into(), Value::Bool(p.truncated));
-        m.insert("hasMore".into(), Value::Bool(p.has_more));
-        m.insert("nextPollMs".into(), Value::from(p.next_poll_ms));
-        Value::Object(m)
+        let events: Vec<Value> = p.events.into_iter().map(Value::from).collect();
+        object([
+            ("events", events.into()),
+            ("cursor", p.cursor.into()),
+            ("truncated", p.truncated.into()),
+            ("hasMore", p.has_more.into()),
+            ("nextPollMs", p.next_poll_ms.into()),
+        ])
     }
 }
 

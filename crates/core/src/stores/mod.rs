@@ -40,12 +40,6 @@ pub(crate) use open::StoreHandle;
 /// way's cost.
 const SEEK_CHUNK: i64 = 4096;
 
-/// A JSON object of values moved in: `json!` copies each expression it is given through
-/// `to_value`, which for an envelope's people and lists was a deep copy per event (issue 14).
-pub(crate) fn object<const N: usize>(fields: [(&str, serde_json::Value); N]) -> serde_json::Value {
-    serde_json::Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
-}
-
 /// Where the stores live, found from a home directory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StorePaths {

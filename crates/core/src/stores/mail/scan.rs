@@ -12,11 +12,12 @@ use super::schema::{
 };
 use crate::dates::{from_unix_secs, iso8601};
 use crate::descriptor::MAX_RECIPIENTS;
+use crate::event::object;
 use crate::filter::MailFilter;
 use crate::stores::columns::Col;
 use crate::stores::read::{self, Read};
 use crate::stores::sql::{in_list, memberships, sender_condition};
-use crate::stores::{Found, Window, object};
+use crate::stores::{Found, Window};
 use crate::text::{MAX_MESSAGE_ID_CHARS, MAX_NAME_CHARS, MAX_SUBJECT_CHARS, sanitize};
 
 /// The matching rows of `window`, in ROWID order, each read or marked unreadable.

@@ -8,10 +8,11 @@ use super::schema::{
     JOIN_MESSAGE_ID, MESSAGE_DATE, MESSAGE_GUID, MESSAGE_HANDLE_ID, MESSAGE_SERVICE, MessagesCaps,
 };
 use crate::dates::{from_apple, iso8601};
+use crate::event::object;
 use crate::filter::MessagesFilter;
 use crate::stores::read::{self, Read};
 use crate::stores::sql::{json_list, memberships, sender_condition};
-use crate::stores::{Found, Window, object};
+use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, sanitize};
 
 /// `chat.style` of a group chat (45 is one-to-one).
