@@ -1,23 +1,26 @@
-//! Engine changes to the window and the menu: on every change of `Handle::state()` the app
-//! updates the tray and emits `state-changed`, plus `settings-changed` when the settings, the
-//! pause or the first-run flag differ from the last ones sent (a hand edit of settings.toml
-//! included); it also wakes on every change of the settings in force, since a hand edit can
-//! keep the State's counts as they were. On every change of the activity log,
-//! `activity-changed`.
+//! Engine changes to the menu and the window: on every change of `Handle::state()` the main
+//! thread updates the tray and the window gets `state-changed`, plus `settings-changed` when
+//! the settings, the pause or the first-run flag differ from the last ones sent (a hand edit
+//! of settings.toml included); it also wakes on every change of the settings in force, since
+//! a hand edit can keep the State's counts as they were. On every change of the activity
+//! log, `activity-changed`.
 
-use tauri::{AppHandle, Emitter, Manager};
+use std::sync::Arc;
+
+use serde::Serialize;
 use tidings_core::Settings;
-use tidings_server::{Handle, app};
+use tidings_server::app;
 
-use crate::commands::newest_first;
-use crate::tray::Tray;
+use crate::AppEvent;
+use crate::commands::{Context, newest_first};
+use crate::window::Window;
+use crate::wire::ToWindow;
 
-/// Starts the two watchers; they end when the engine stops.
-pub fn spawn(app: &AppHandle, tray: Tray) {
-    let handle = app.state::<Handle>().inner().clone();
-    app.manage(tray.clone());
-    let (emit, engine) = (app.clone(), handle.clone());
-    tauri::async_runtime::spawn(async move {
+/// Starts the two watchers on the app's runtime; they end when the engine stops.
+pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Window) {
+    let (cx_state, window_state) = (cx.clone(), window.clone());
+    runtime.spawn(async move {
+        let (engine, main) = (&cx_state.handle, &cx_state.main);
         let mut state = engine.state();
         // A hand edit that swaps one allowlist entry for another leaves the State's counts
         // as they were: the settings in force wake this watcher too.
@@ -26,15 +29,16 @@ pub fn spawn(app: &AppHandle, tray: Tray) {
         loop {
             settings.borrow_and_update();
             let now = state.borrow_and_update().clone();
-            tray.update(&engine, &now);
-            let _ = emit.emit("state-changed", &now);
+            main.send(AppEvent::Refresh);
+            window_state.send(event("state-changed", &now));
             let key = (
                 engine.settings(),
                 engine.paused_until_ms(),
                 engine.first_run(),
             );
             if sent.as_ref() != Some(&key) {
-                let _ = emit.emit("settings-changed", app::settings_view(&engine).await);
+                let view = app::settings_view(engine).await;
+                window_state.send(event("settings-changed", &view));
                 sent = Some(key);
             }
             let alive = tokio::select! {
@@ -46,11 +50,18 @@ pub fn spawn(app: &AppHandle, tray: Tray) {
             }
         }
     });
-    let emit = app.clone();
-    tauri::async_runtime::spawn(async move {
-        let mut changes = handle.activity().subscribe();
+    let (cx, window) = (cx.clone(), window.clone());
+    runtime.spawn(async move {
+        let mut changes = cx.handle.activity().subscribe();
         while changes.changed().await.is_ok() {
-            let _ = emit.emit("activity-changed", newest_first(&handle));
+            window.send(event("activity-changed", &newest_first(&cx.handle)));
         }
     });
+}
+
+fn event(name: &str, payload: &impl Serialize) -> ToWindow {
+    ToWindow::Event {
+        name: name.to_owned(),
+        payload: serde_json::to_value(payload).expect("the engine's views serialize"),
+    }
 }

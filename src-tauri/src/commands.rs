@@ -1,19 +1,44 @@
-//! The settings window's Tauri commands, the bridge `ui/` calls (names in
-//! `src-tauri/commands.json`). Each is one call into `tidings_server` (`app::*` or the
-//! `Handle`); a failure rejects with `{ "message": ... }`.
-
-// Tauri hands managed state to a command by value (`State<'_, T>` is a cheap reference).
-#![allow(clippy::needless_pass_by_value)]
+//! The settings window's commands (names in `src-tauri/commands.json`), run in the app
+//! process for the window process (`window`). Each is one call into `tidings_server`
+//! (`app::*` or the `Handle`); a failure rejects the page's call with `{ "message": ... }`.
 
 use serde::Serialize;
-use tauri::State as Managed;
-use tidings_server::app::{self, AllowCheck, SettingsView};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tidings_server::app;
 use tidings_server::clients::Delivery;
-use tidings_server::connect::{
-    self,
-    app::{HostView, Outcome},
-};
-use tidings_server::{Handle, State};
+use tidings_server::connect;
+use tidings_server::{Handle, app::AllowCheck};
+
+use crate::AppEvent;
+
+/// Every command's name, the one list `commands.json`, the page and its fake bridge are
+/// checked against.
+pub const COMMANDS: &[&str] = &[
+    "get_state",
+    "get_settings",
+    "set_type_enabled",
+    "set_allowlist",
+    "check_allow_entry",
+    "set_backfill_days",
+    "get_activity",
+    "clear_activity",
+    "revoke_client",
+    "set_http",
+    "rotate_http_token",
+    "set_notifications",
+    "set_notification_kind",
+    "pause_all",
+    "resume_all",
+    "finish_first_run",
+    "set_start_at_login",
+    "list_hosts",
+    "connect_host",
+    "disconnect_host",
+    "open_full_disk_access",
+    "open_login_items",
+    "restart_app",
+];
 
 /// What a failed command rejects with.
 #[derive(Debug, Serialize)]
@@ -29,209 +54,121 @@ impl<E: std::fmt::Display> From<E> for CommandError {
     }
 }
 
-type Reply<T> = Result<T, CommandError>;
+/// What the app needs to run a command: the engine, and a way to tell the main thread
+/// (the menu's login tick, a restart).
+pub struct Context {
+    /// The engine.
+    pub handle: Handle,
+    /// The main thread's event loop.
+    pub main: crate::Proxy,
+}
 
-/// Declares the commands once: the handler Tauri registers and [`COMMANDS`], the names the
-/// test below checks against `commands.json`.
-macro_rules! commands {
-    ($($name:ident),* $(,)?) => {
-        /// Every command's name, as registered (checked against `commands.json`).
-        #[cfg(test)]
-        pub const COMMANDS: &[&str] = &[$(stringify!($name)),*];
-
-        /// The invoke handler with every command. Each call is logged by name at info level (`-v`)
-        /// (never its arguments: allowlist entries are personal).
-        pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
-            let inner: fn(tauri::ipc::Invoke) -> bool = tauri::generate_handler![$($name),*];
-            move |invoke: tauri::ipc::Invoke| {
-                tracing::info!(command = invoke.message.command(), "command");
-                inner(invoke)
-            }
+/// Runs `command` with the page's `args` (camelCase keys, as Tauri's commands took them).
+/// Logged by name at info level (`-v`), never with its arguments: allowlist entries are
+/// personal.
+pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value, CommandError> {
+    if !COMMANDS.contains(&command) {
+        return Err(CommandError::from(format!(
+            "unknown command `{command}`; the app runs those in src-tauri/commands.json"
+        )));
+    }
+    tracing::info!(command, "command");
+    let handle = &cx.handle;
+    match command {
+        "get_state" => reply(handle.state().borrow().clone()),
+        "get_settings" => reply(app::settings_view(handle).await),
+        "set_type_enabled" => {
+            let a: TypeSwitch = parse(command, args)?;
+            reply(app::set_type_enabled(handle, &a.event_type, a.enabled).await?)
         }
-    };
-}
-
-commands![
-    get_state,
-    get_settings,
-    set_type_enabled,
-    set_allowlist,
-    check_allow_entry,
-    set_backfill_days,
-    get_activity,
-    clear_activity,
-    revoke_client,
-    set_http,
-    rotate_http_token,
-    set_notifications,
-    set_notification_kind,
-    pause_all,
-    resume_all,
-    finish_first_run,
-    set_start_at_login,
-    list_hosts,
-    connect_host,
-    disconnect_host,
-    open_full_disk_access,
-    open_login_items,
-    restart_app,
-];
-
-#[tauri::command]
-fn get_state(handle: Managed<'_, Handle>) -> State {
-    handle.state().borrow().clone()
-}
-
-#[tauri::command]
-async fn get_settings(handle: Managed<'_, Handle>) -> Reply<SettingsView> {
-    Ok(app::settings_view(&handle).await)
-}
-
-#[tauri::command]
-async fn set_type_enabled(
-    handle: Managed<'_, Handle>,
-    event_type: String,
-    enabled: bool,
-) -> Reply<SettingsView> {
-    Ok(app::set_type_enabled(&handle, &event_type, enabled).await?)
-}
-
-#[tauri::command]
-async fn set_allowlist(
-    handle: Managed<'_, Handle>,
-    event_type: String,
-    entries: Vec<String>,
-) -> Reply<SettingsView> {
-    Ok(app::set_allowlist(&handle, &event_type, &entries).await?)
-}
-
-#[tauri::command]
-fn check_allow_entry(event_type: &str, entry: &str) -> AllowCheck {
-    app::check_allow_entry(event_type, entry)
-}
-
-#[tauri::command]
-async fn set_backfill_days(
-    handle: Managed<'_, Handle>,
-    event_type: String,
-    days: u32,
-) -> Reply<SettingsView> {
-    Ok(app::set_backfill_days(&handle, &event_type, days).await?)
-}
-
-#[tauri::command]
-fn get_activity(handle: Managed<'_, Handle>) -> Vec<Delivery> {
-    newest_first(&handle)
-}
-
-#[tauri::command]
-fn clear_activity(handle: Managed<'_, Handle>) {
-    handle.activity().clear();
-}
-
-#[tauri::command]
-fn revoke_client(handle: Managed<'_, Handle>, id: u64) -> Reply<()> {
-    Ok(handle.revoke(id)?)
-}
-
-#[tauri::command]
-async fn set_http(handle: Managed<'_, Handle>, enabled: bool, port: u16) -> Reply<SettingsView> {
-    Ok(app::set_http(&handle, enabled, port).await?)
-}
-
-#[tauri::command]
-async fn rotate_http_token(handle: Managed<'_, Handle>) -> Reply<SettingsView> {
-    Ok(app::rotate_http_token(&handle).await?)
-}
-
-#[tauri::command]
-async fn set_notifications(handle: Managed<'_, Handle>, enabled: bool) -> Reply<SettingsView> {
-    Ok(app::set_notifications(&handle, enabled).await?)
-}
-
-#[tauri::command]
-async fn set_notification_kind(
-    handle: Managed<'_, Handle>,
-    kind: String,
-    enabled: bool,
-) -> Reply<SettingsView> {
-    Ok(app::set_notification_kind(&handle, &kind, enabled).await?)
-}
-
-#[tauri::command]
-async fn pause_all(handle: Managed<'_, Handle>, minutes: u32) -> Reply<SettingsView> {
-    Ok(app::pause_all(&handle, minutes).await?)
-}
-
-#[tauri::command]
-async fn resume_all(handle: Managed<'_, Handle>) -> Reply<SettingsView> {
-    Ok(app::resume_all(&handle).await)
-}
-
-#[tauri::command]
-fn finish_first_run(handle: Managed<'_, Handle>) {
-    app::finish_first_run(&handle);
-}
-
-#[tauri::command]
-fn list_hosts(handle: Managed<'_, Handle>) -> Vec<HostView> {
-    connect::app::hosts_view(&handle)
-}
-
-#[tauri::command]
-async fn connect_host(id: String, mode: String) -> Reply<Outcome> {
-    Ok(connect::app::connect_host(&id, &mode).await?)
-}
-
-#[tauri::command]
-fn disconnect_host(id: String) -> Reply<Outcome> {
-    Ok(connect::app::disconnect_host(&id)?)
-}
-
-#[tauri::command]
-async fn set_start_at_login(
-    app_handle: tauri::AppHandle,
-    handle: Managed<'_, Handle>,
-    enabled: bool,
-) -> Reply<SettingsView> {
-    let view = app::set_start_at_login(&handle, enabled).await?;
-    // The menu's tick follows the window's switch.
-    if let Some(tray) = tauri::Manager::try_state::<crate::tray::Tray>(&app_handle) {
-        tray.update_login(&view.start_at_login);
+        "set_allowlist" => {
+            let a: Allowlist = parse(command, args)?;
+            reply(app::set_allowlist(handle, &a.event_type, &a.entries).await?)
+        }
+        "check_allow_entry" => {
+            let a: AllowEntry = parse(command, args)?;
+            reply::<AllowCheck>(app::check_allow_entry(&a.event_type, &a.entry))
+        }
+        "set_backfill_days" => {
+            let a: Backfill = parse(command, args)?;
+            reply(app::set_backfill_days(handle, &a.event_type, a.days).await?)
+        }
+        "get_activity" => reply(newest_first(handle)),
+        "clear_activity" => {
+            handle.activity().clear();
+            Ok(Value::Null)
+        }
+        "revoke_client" => {
+            let a: Client = parse(command, args)?;
+            handle.revoke(a.id)?;
+            Ok(Value::Null)
+        }
+        "set_http" => {
+            let a: Http = parse(command, args)?;
+            reply(app::set_http(handle, a.enabled, a.port).await?)
+        }
+        "rotate_http_token" => reply(app::rotate_http_token(handle).await?),
+        "set_notifications" => {
+            let a: Switch = parse(command, args)?;
+            reply(app::set_notifications(handle, a.enabled).await?)
+        }
+        "set_notification_kind" => {
+            let a: KindSwitch = parse(command, args)?;
+            reply(app::set_notification_kind(handle, &a.kind, a.enabled).await?)
+        }
+        "pause_all" => {
+            let a: Pause = parse(command, args)?;
+            reply(app::pause_all(handle, a.minutes).await?)
+        }
+        "resume_all" => reply(app::resume_all(handle).await),
+        "finish_first_run" => {
+            app::finish_first_run(handle);
+            Ok(Value::Null)
+        }
+        "set_start_at_login" => {
+            let a: Switch = parse(command, args)?;
+            let view = app::set_start_at_login(handle, a.enabled).await?;
+            // The menu's tick follows the window's switch.
+            cx.main.send(AppEvent::Login(view.start_at_login.clone()));
+            reply(view)
+        }
+        "list_hosts" => reply(connect::app::hosts_view(handle)),
+        "connect_host" => {
+            let a: Host = parse(command, args)?;
+            reply(connect::app::connect_host(&a.id, &a.mode).await?)
+        }
+        "disconnect_host" => {
+            let a: HostId = parse(command, args)?;
+            reply(connect::app::disconnect_host(&a.id)?)
+        }
+        // System Settings at Full Disk Access, or at Login Items (where a login item waiting
+        // for approval is allowed): an opener process, so off the async threads.
+        "open_full_disk_access" => {
+            tokio::task::spawn_blocking(|| {
+                app::open_full_disk_access(&tidings_platform::SystemRunner)
+            })
+            .await??;
+            Ok(Value::Null)
+        }
+        "open_login_items" => {
+            tokio::task::spawn_blocking(|| app::open_login_items(&tidings_platform::SystemRunner))
+                .await??;
+            Ok(Value::Null)
+        }
+        // Quit and start again, as macOS applies a Full Disk Access grant only to a new
+        // process. Started by the login item, the service manager restarts the job (and stops
+        // this process with SIGTERM, a clean Quit); otherwise the main thread stops the engine
+        // (socket removed, hand-over socket freed) and starts the same executable with the
+        // same arguments.
+        "restart_app" => {
+            if !app::restart_through_login_item().await? {
+                tracing::info!("restarting at the user's request");
+                cx.main.send(AppEvent::Restart);
+            }
+            Ok(Value::Null)
+        }
+        _ => unreachable!("every name in COMMANDS has an arm"),
     }
-    Ok(view)
-}
-
-/// System Settings at Full Disk Access. Async, so the opener runs off the main thread.
-#[tauri::command]
-async fn open_full_disk_access() -> Reply<()> {
-    let opened =
-        tokio::task::spawn_blocking(|| app::open_full_disk_access(&tidings_platform::SystemRunner))
-            .await?;
-    Ok(opened?)
-}
-
-/// System Settings at Login Items, where a login item waiting for approval is allowed.
-#[tauri::command]
-async fn open_login_items() -> Reply<()> {
-    let opened =
-        tokio::task::spawn_blocking(|| app::open_login_items(&tidings_platform::SystemRunner))
-            .await?;
-    Ok(opened?)
-}
-
-/// Quit and start again, as macOS applies a Full Disk Access grant only to a new process.
-/// Started by the login item, the service manager restarts the job (and stops this process
-/// with SIGTERM, a clean Quit); otherwise the engine stops in `RunEvent::Exit` (socket removed,
-/// single-instance name released) and Tauri starts the same executable with the same
-/// arguments.
-#[tauri::command]
-async fn restart_app(app_handle: tauri::AppHandle) -> Reply<()> {
-    if !app::restart_through_login_item().await? {
-        tracing::info!("restarting at the user's request");
-        app_handle.request_restart();
-    }
-    Ok(())
 }
 
 /// The activity log as the window lists it: newest first (the engine keeps it oldest first).
@@ -239,20 +176,91 @@ pub fn newest_first(handle: &Handle) -> Vec<Delivery> {
     handle.activity().snapshot().into_iter().rev().collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::COMMANDS;
-
-    /// The one list the window (`ui/`) and its fake bridge are checked against.
-    const JSON: &str = include_str!("../commands.json");
-
-    #[test]
-    fn commands_json_lists_exactly_the_registered_commands() {
-        let listed: Vec<String> =
-            serde_json::from_str(JSON).expect("commands.json is a JSON array of names");
-        assert_eq!(
-            listed, COMMANDS,
-            "src-tauri/commands.json and the registered commands differ"
-        );
-    }
+fn reply<T: Serialize>(value: T) -> Result<Value, CommandError> {
+    Ok(serde_json::to_value(value)?)
 }
+
+/// The page's arguments for `command`, or an error naming the command and what is wrong.
+fn parse<T: DeserializeOwned>(command: &str, args: Value) -> Result<T, CommandError> {
+    let args = if args.is_null() { json!({}) } else { args };
+    serde_json::from_value(args)
+        .map_err(|error| CommandError::from(format!("bad arguments to `{command}`: {error}")))
+}
+
+// The arguments, one struct per shape (the page's camelCase keys).
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TypeSwitch {
+    event_type: String,
+    enabled: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Allowlist {
+    event_type: String,
+    entries: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AllowEntry {
+    event_type: String,
+    entry: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Backfill {
+    event_type: String,
+    days: u32,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Client {
+    id: u64,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Http {
+    enabled: bool,
+    port: u16,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Switch {
+    enabled: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KindSwitch {
+    kind: String,
+    enabled: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pause {
+    minutes: u32,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Host {
+    id: String,
+    mode: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostId {
+    id: String,
+}
+
+#[cfg(test)]
+mod tests;

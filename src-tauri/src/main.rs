@@ -1,8 +1,12 @@
-//! Tidings' menu-bar app: hosts the engine in-process (`tidings_server::Tidings::start`), shows
-//! the tray menu and the settings window, and bridges the window to the engine's `Handle`.
+//! Tidings' menu-bar app: hosts the engine in-process (`tidings_server::Tidings::start`),
+//! shows the tray menu, and runs the settings window's commands for it. The window is a
+//! second process (`tidings-settings`, src/settings.rs) started while it is open, so this one
+//! never loads a web view: with the window closed the app holds the engine and a menu.
 //!
-//! Modules: `args` (the command line), `commands` (the window's Tauri commands, one line each),
-//! `tray` (the menu, updated in place), `bridge` (engine changes to window events and the menu).
+//! Modules: `args` (the command line), `tray` (the menu, updated in place on the main
+//! thread), `window` (the window process and its bridge), `wire` (the bridge's messages),
+//! `commands` (the window's commands), `bridge` (engine changes to the menu and the window),
+//! `handover` (a second launch opens the first one's Settings).
 //! Decisions: docs/decisions/app.md.
 
 // No console window on Windows release builds (harmless elsewhere).
@@ -11,15 +15,70 @@
 mod args;
 mod bridge;
 mod commands;
+mod handover;
 mod tray;
+mod window;
+mod wire;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use clap::Parser;
-use tauri::{Manager, RunEvent};
-use tidings_server::{Handle, Tidings};
+use tao::event::{Event, StartCause};
+use tao::event_loop::{ControlFlow, EventLoopBuilder, EventLoopProxy};
+use tidings_core::EventType;
+use tidings_server::socket::SocketError;
+use tidings_server::{Handle, StartError, Tidings, app};
 use tracing::level_filters::LevelFilter;
+use tray_icon::menu::MenuEvent;
 
-/// The settings window's label (`tauri.conf.json`).
-pub const SETTINGS: &str = "settings";
+use commands::Context;
+use window::Window;
+
+/// How long "Pause all for 1 hour" pauses.
+const PAUSE_MINUTES: u32 = 60;
+
+/// What the main thread is asked to do (the menu, the tray and the event loop live there).
+#[derive(Debug)]
+pub enum AppEvent {
+    /// A menu item was clicked (its id).
+    Menu(String),
+    /// The engine's state or settings changed: update the menu.
+    Refresh,
+    /// Start at login changed: update its tick.
+    Login(app::LoginView),
+    /// Open Settings (a second launch).
+    ShowSettings,
+    /// SIGTERM or Ctrl-C: quit as the menu's Quit does.
+    Quit,
+    /// Quit and start this executable again (`restart_app`).
+    Restart,
+}
+
+/// Sends an [`AppEvent`] to the main thread from any thread.
+#[derive(Clone)]
+pub struct Proxy(Arc<dyn Fn(AppEvent) + Send + Sync>);
+
+impl Proxy {
+    pub fn new(send: impl Fn(AppEvent) + Send + Sync + 'static) -> Proxy {
+        Proxy(Arc::new(send))
+    }
+
+    /// Sends `event`; after Quit the event loop is gone and it is dropped.
+    pub fn send(&self, event: AppEvent) {
+        (self.0)(event);
+    }
+
+    fn of(event_loop: EventLoopProxy<AppEvent>) -> Proxy {
+        let event_loop = Mutex::new(event_loop);
+        Proxy::new(move |event| {
+            let _ = event_loop
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .send_event(event);
+        })
+    }
+}
 
 fn main() -> std::process::ExitCode {
     no_gl_probe_at_start();
@@ -36,9 +95,8 @@ fn main() -> std::process::ExitCode {
 
 /// On Linux (the development twin), keeps GTK from probing OpenGL when it opens the display:
 /// the probe loads Mesa (under Xvfb its software renderer and LLVM), about 50 MB resident
-/// for as long as the app runs, though the tray never draws with GL. The settings window
-/// still paints (`WebKitGTK` composites without GDK's GL; `make app-e2e` checks each shot).
-/// A `GDK_GL` the user set is left alone. macOS has no GDK: nothing to do there.
+/// for as long as the app runs, though the tray never draws with GL. A `GDK_GL` the user set
+/// is left alone; the window process inherits it. macOS has no GDK: nothing to do there.
 #[allow(unsafe_code)]
 fn no_gl_probe_at_start() {
     #[cfg(target_os = "linux")]
@@ -78,122 +136,184 @@ fn init_logging(level: tracing::Level) {
         .try_init();
 }
 
-/// Builds and runs the app until Quit. Returns only on a start-up error: on Quit, Tauri exits
-/// the process from its event loop (after `RunEvent::Exit`, where the engine is stopped).
+/// Starts the engine and runs the menu until Quit. Returns only on a start-up error or a
+/// hand-over to a running app: on Quit, the event loop exits the process.
 fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let config = args.config()?;
-    let open_settings = args.open_settings;
-    let app = tauri::Builder::default()
-        // First: a second launch hands over to this one and exits before it starts an engine
-        // (plugins run before `setup`; spec desktop.md 1.1).
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
-            show_settings(app);
-        }))
-        .invoke_handler(commands::handler())
-        .setup(move |app| {
-            #[cfg(target_os = "macos")]
-            app.set_activation_policy(tauri::ActivationPolicy::Accessory);
-            // The engine runs on Tauri's tokio runtime, so its tasks and the commands share one.
-            let started = tauri::async_runtime::block_on(async {
-                let handle = Tidings::start(config)?;
-                // The engine's notices as desktop notifications, as `tidings serve` shows
-                // them; a missing notification server is logged once, never fatal.
-                tidings_server::notices::deliver(
-                    handle.notices(),
-                    tidings_platform::desktop_notifier(),
-                );
-                Ok::<_, tidings_server::StartError>(handle)
-            });
-            // Tauri panics on an error from `setup`, with a backtrace; a start-up error
-            // names its own fix, so say just that and exit as `tidings serve` does.
-            let handle = started.unwrap_or_else(|error| {
-                eprintln!("tidings-app: {error}");
-                std::process::exit(1)
-            });
-            tracing::info!("engine started");
-            eprintln!("tidings-app: serving on {}", handle.socket_path().display());
-            let first_run = handle.first_run();
-            app.manage(handle);
-            quit_on_signal(app.handle().clone());
-            let tray = tray::Tray::build(app.handle())?;
-            bridge::spawn(app.handle(), tray);
-            if open_settings || first_run {
-                show_settings(app.handle());
-            }
-            Ok(())
-        })
-        .build(tauri::generate_context!())?;
-    app.run(|app, event| match event {
-        // The last window closing is not a reason to quit; `app.exit(n)` (Quit) passes
-        // `Some(n)` and still quits.
-        RunEvent::ExitRequested { api, code, .. } if code.is_none() => api.prevent_exit(),
-        RunEvent::Exit => {
-            if let Some(handle) = app.try_state::<Handle>() {
-                stop(&handle);
-            }
-        }
-        _ => {}
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("tidings-app")
+        .build()?;
+    let started = runtime.block_on(async {
+        let handle = Tidings::start(args.config()?)?;
+        // The engine's notices as desktop notifications, as `tidings serve` shows them; a
+        // missing notification server is logged once, never fatal.
+        tidings_server::notices::deliver(handle.notices(), tidings_platform::desktop_notifier());
+        Ok::<_, tidings_server::StartError>(handle)
     });
-    Ok(())
+    let handle = match started {
+        Ok(handle) => handle,
+        // A second launch: the running app opens Settings and this one exits 0. (The lock
+        // is taken before the stores are laid out or read.) A `tidings serve` on
+        // the socket does not answer there, and its error stands.
+        Err(StartError::Socket(SocketError::AlreadyRunning { path, .. }))
+            if handover::hand_over(&handover::path(&path)) =>
+        {
+            return Ok(());
+        }
+        Err(error) => return Err(error.into()),
+    };
+    tracing::info!("engine started");
+    eprintln!("tidings-app: serving on {}", handle.socket_path().display());
+
+    let event_loop = EventLoopBuilder::<AppEvent>::with_user_event().build();
+    #[cfg(target_os = "macos")]
+    let event_loop = {
+        use tao::platform::macos::{ActivationPolicy, EventLoopExtMacOS};
+        let mut event_loop = event_loop;
+        event_loop.set_activation_policy(ActivationPolicy::Accessory);
+        event_loop
+    };
+    let main = Proxy::of(event_loop.create_proxy());
+    let menu = main.clone();
+    MenuEvent::set_event_handler(Some(move |event: MenuEvent| {
+        menu.send(AppEvent::Menu(event.id.0));
+    }));
+    let cx = Arc::new(Context {
+        handle: handle.clone(),
+        main: main.clone(),
+    });
+    let window = Window::new(cx.clone(), runtime.handle().clone());
+    let handover = handover::path(handle.socket_path());
+    if let Err(error) = runtime.block_on(async { handover::listen(&handover, main.clone()) }) {
+        tracing::warn!(%error, "a second launch cannot reach this app; it will be refused");
+    }
+    bridge::spawn(runtime.handle(), &cx, &window);
+    runtime.spawn(quit_on_signal(main.clone()));
+    let open_at_start = args.open_settings || handle.first_run();
+    let restart_args: Vec<_> = std::env::args_os().skip(1).collect();
+
+    let mut tray = None;
+    event_loop.run(move |event, _, control_flow| {
+        *control_flow = ControlFlow::Wait;
+        // Quit: the window's process, the engine (final frames, socket removed), the
+        // hand-over socket, then the loop, which exits the process with `code`.
+        let quit = |control_flow: &mut ControlFlow, code: i32| {
+            window.close();
+            stop(&runtime, &handle);
+            handover::remove(&handover);
+            *control_flow = ControlFlow::ExitWithCode(code);
+        };
+        match event {
+            // The tray is made once the loop runs (as macOS needs it).
+            Event::NewEvents(StartCause::Init) => match tray::Tray::build(&handle) {
+                Ok(built) => {
+                    tray = Some(built);
+                    if open_at_start {
+                        window.show();
+                    }
+                }
+                Err(error) => {
+                    eprintln!("tidings-app: cannot show the tray icon: {error}");
+                    quit(control_flow, 1);
+                }
+            },
+            Event::UserEvent(event) => match event {
+                AppEvent::Refresh => {
+                    if let Some(tray) = &tray {
+                        tray.update(&handle, &handle.state().borrow());
+                    }
+                }
+                AppEvent::Login(view) => {
+                    if let Some(tray) = &tray {
+                        tray.update_login(&view);
+                    }
+                }
+                AppEvent::ShowSettings => window.show(),
+                AppEvent::Menu(id) => match id.as_str() {
+                    tray::QUIT => quit(control_flow, 0),
+                    tray::SETTINGS => window.show(),
+                    _ => {
+                        tracing::info!(item = id, "menu");
+                        runtime.spawn(act(cx.clone(), id));
+                    }
+                },
+                AppEvent::Quit => quit(control_flow, 0),
+                AppEvent::Restart => {
+                    quit(control_flow, 0);
+                    restart(&restart_args);
+                }
+            },
+            _ => {}
+        }
+    })
 }
 
-/// Shows the settings window and brings it to the front, creating it first if it is not
-/// open. The window exists only while it is open: closing it destroys its web view, so the
-/// app with its window closed holds no web content process (docs/decisions/app-window.md).
-pub fn show_settings(app: &tauri::AppHandle) {
-    let window = if let Some(window) = app.get_webview_window(SETTINGS) {
-        window
-    } else {
-        let Some(config) = app
-            .config()
-            .app
-            .windows
-            .iter()
-            .find(|w| w.label == SETTINGS)
-        else {
-            tracing::error!("no settings window in tauri.conf.json");
-            return;
-        };
-        match tauri::WebviewWindowBuilder::from_config(app, config)
-            .and_then(tauri::WebviewWindowBuilder::build)
-        {
-            Ok(window) => window,
+/// The menu's items that change settings, through the same functions as the window's
+/// commands; the menu then follows the engine, not the click (muda flipped the tick).
+async fn act(cx: Arc<Context>, id: String) {
+    let handle = &cx.handle;
+    if id == tray::LOGIN {
+        // Off when on; on (or, waiting for approval, the Login Items pane) otherwise.
+        let on = app::login_view().state == "enabled";
+        let view = match app::set_start_at_login(handle, !on).await {
+            Ok(view) => view.start_at_login,
             Err(error) => {
-                tracing::error!(%error, "cannot open the settings window");
-                return;
+                tracing::warn!(%error, "the menu action failed");
+                app::login_view()
             }
+        };
+        cx.main.send(AppEvent::Login(view));
+        return;
+    }
+    let result = if id == tray::PAUSE {
+        if handle.paused_until_ms().is_some() {
+            Ok(app::resume_all(handle).await)
+        } else {
+            app::pause_all(handle, PAUSE_MINUTES).await
         }
+    } else if let Some(ty) = EventType::ALL
+        .into_iter()
+        .find(|ty| tray::type_id(*ty) == id)
+    {
+        let on = handle.settings().for_type(ty).enabled;
+        app::set_type_enabled(handle, ty.name(), !on).await
+    } else {
+        return;
     };
-    let _ = window.unminimize();
-    let _ = window.show();
-    let _ = window.set_focus();
+    if let Err(error) = result {
+        tracing::warn!(item = id, %error, "the menu action failed");
+    }
+    cx.main.send(AppEvent::Refresh);
 }
 
 /// SIGTERM (launchd or systemd stopping the app, `kill`) and Ctrl-C quit as the menu's Quit
 /// does, so streams get their final frames and the socket file is removed.
-fn quit_on_signal(app: tauri::AppHandle) {
-    tauri::async_runtime::spawn(async move {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let Ok(mut term) = signal(SignalKind::terminate()) else {
-                return;
-            };
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = tokio::signal::ctrl_c().await;
-        app.exit(0);
-    });
+async fn quit_on_signal(main: Proxy) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    main.send(AppEvent::Quit);
 }
 
 /// Stops the engine and waits for it: streams get their final frames, the socket file goes.
-fn stop(handle: &Handle) {
+fn stop(runtime: &tokio::runtime::Runtime, handle: &Handle) {
     handle.shutdown();
-    if let Err(error) = tauri::async_runtime::block_on(handle.join()) {
+    if let Err(error) = runtime.block_on(handle.join()) {
         eprintln!("tidings-app: {error}");
+    }
+}
+
+/// Starts this executable again with the same arguments (the engine has stopped, so the new
+/// one takes its socket).
+fn restart(args: &[std::ffi::OsString]) {
+    let started = std::env::current_exe()
+        .and_then(|exe: PathBuf| std::process::Command::new(exe).args(args).spawn());
+    if let Err(error) = started {
+        eprintln!("tidings-app: cannot start again: {error}");
     }
 }

@@ -1,0 +1,134 @@
+//! The commands over a real demo engine (fixture stores in a temporary directory).
+
+use serde_json::{Value, json};
+use tidings_server::Tidings;
+use tidings_server::engine::{Config, DemoConfig};
+
+use super::{COMMANDS, Context, dispatch};
+use crate::{AppEvent, Proxy};
+
+/// The one list the window (`ui/`) and its fake bridge are checked against.
+const JSON: &str = include_str!("../../commands.json");
+
+#[test]
+fn commands_json_lists_exactly_the_commands() {
+    let listed: Vec<String> =
+        serde_json::from_str(JSON).expect("commands.json is a JSON array of names");
+    assert_eq!(
+        listed, COMMANDS,
+        "src-tauri/commands.json and the app's commands differ"
+    );
+}
+
+/// A demo engine in `dir`; what the commands tell the main thread goes nowhere.
+fn context(dir: &std::path::Path) -> Context {
+    context_with(dir, Proxy::new(|_: AppEvent| {}))
+}
+
+fn context_with(dir: &std::path::Path, main: Proxy) -> Context {
+    let handle = Tidings::start(Config::demo(DemoConfig {
+        data_dir: Some(dir.join("demo")),
+        simulate: None,
+        conformance_controls: false,
+    }))
+    .expect("the demo engine starts");
+    Context { handle, main }
+}
+
+async fn stop(cx: Context) {
+    cx.handle.shutdown();
+    cx.handle.join().await.expect("the engine stops cleanly");
+}
+
+fn message(result: Result<Value, super::CommandError>) -> String {
+    let error = result.expect_err("the command fails");
+    serde_json::to_value(error).unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_switch_from_the_window_reaches_the_engine_and_its_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let cx = context(dir.path());
+    let state = dispatch(&cx, "get_state", Value::Null).await.unwrap();
+    assert!(state["types"].is_array(), "{state}");
+
+    let on = cx.handle.settings().mail.enabled;
+    let view = dispatch(
+        &cx,
+        "set_type_enabled",
+        json!({ "eventType": "mail.received", "enabled": !on }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(cx.handle.settings().mail.enabled, !on);
+    let view = view.to_string();
+    assert!(view.contains("mail.received"), "{view}");
+
+    let check = dispatch(
+        &cx,
+        "check_allow_entry",
+        json!({ "eventType": "mail.received", "entry": "@example.com" }),
+    )
+    .await
+    .unwrap();
+    assert!(check.is_object(), "{check}");
+    stop(cx).await;
+}
+
+#[tokio::test]
+async fn a_bad_call_is_refused_naming_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let cx = context(dir.path());
+    let unknown = message(dispatch(&cx, "format_disk", json!({})).await);
+    assert!(
+        unknown.contains("unknown command `format_disk`"),
+        "{unknown}"
+    );
+
+    let before = cx.handle.settings();
+    let wrong = message(
+        dispatch(
+            &cx,
+            "set_type_enabled",
+            json!({ "eventType": "mail.received", "enabled": "yes" }),
+        )
+        .await,
+    );
+    assert!(
+        wrong.contains("bad arguments to `set_type_enabled`"),
+        "{wrong}"
+    );
+    assert_eq!(cx.handle.settings(), before, "nothing changed");
+
+    let missing = message(dispatch(&cx, "pause_all", Value::Null).await);
+    assert!(missing.contains("minutes"), "{missing}");
+    stop(cx).await;
+}
+
+/// Not started by a login item (no launchd label, no `tidings.service` cgroup), Restart is
+/// the main thread's: it stops the engine and starts the same program again.
+#[tokio::test]
+async fn restart_asks_the_main_thread_when_no_login_item_started_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let cx = context_with(
+        dir.path(),
+        Proxy::new(move |event| {
+            let _ = tx.send(event);
+        }),
+    );
+    if tidings_platform::login::running_as_login_item(tidings_platform::paths::Os::CURRENT) {
+        // Running under the login item's service: the service manager restarts instead.
+        stop(cx).await;
+        return;
+    }
+    assert_eq!(
+        dispatch(&cx, "restart_app", Value::Null).await.unwrap(),
+        Value::Null
+    );
+    assert!(matches!(rx.try_recv(), Ok(AppEvent::Restart)));
+    stop(cx).await;
+}
