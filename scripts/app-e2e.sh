@@ -3,12 +3,15 @@
 # stores, under a private D-Bus session, Xvfb and trayer (an XEmbed tray host; spec
 # desktop.md 2.2). Checks: a data directory others can enter is refused with its fix, exit 1
 # and no panic; the tray icon appears; the menu opens (screenshot); a second
-# launch hands over to the first and opens the settings window, whose page asks the app for
-# its state and paints it; driven by the keyboard (xdotool), the window gets past the
+# launch hands over to the first and opens the settings window, a child process of its own
+# that maps WebKitGTK while the app does not, whose page asks the app for its state and
+# paints it; driven by the keyboard (xdotool), the window gets past the
 # first-run sheet, and turning Mail off in its Event types section ends a client's
 # `mail.received` stream over the socket with `terminated` and is saved in settings.toml, and
 # turning it on again shows in `tidings status`; turning Mail off in the menu ends a stream
-# the same way; Pause all pauses the engine; Quit exits 0 and removes the socket; the app's
+# the same way; Pause all pauses the engine; killing the window's process leaves the engine
+# serving and Settings… in the menu starts a new one; Quit exits 0, removes both sockets and
+# ends the window's process; the app's
 # log file (under a temporary XDG state home) holds its info lines, no address, and the one
 # warning for the missing notification server the first client's notice met.
 #
@@ -81,6 +84,7 @@ sock=$demo/tidings.sock
 app_pid=
 settings=
 tail_pid=
+window_pid=
 
 # ---- helpers -------------------------------------------------------------------------------
 
@@ -108,6 +112,12 @@ menu_closed() { ! menu_window; }
 open_menu() {
   xdotool mousemove --window "$icon" 8 8 click 1
   wait_for 20 "menu after clicking the tray icon" menu_window
+}
+# proc_gone PID: no such process, or only its exit status is left (a zombie).
+proc_gone() {
+  local stat
+  stat=$(ps -o stat= -p "$1") || return 0
+  [[ $stat == Z* ]]
 }
 streams() { "$cli" status --socket "$sock" --json | grep -Eq '"streams": *[1-9]'; }
 # type_enabled TYPE true|false: what `tidings status --json` says is configured for TYPE.
@@ -197,6 +207,17 @@ second_launch_opens_settings() {
     wait_for 30 "$command from the settings window" grep -q "command=\"$command\"" "$out/app.log"
   done
   settings=$(xdotool search --onlyvisible --name '^Tidings Settings$' | head -n1)
+}
+
+# The window is a process of its own, the app's child `tidings-settings`, which maps WebKitGTK;
+# the app (tray and engine) never does. Sets window_pid.
+window_is_its_own_process() {
+  window_pid=$(pgrep -P "$app_pid" -f "/tidings-settings\$" | head -n1) \
+    || fail "no tidings-settings child of the app while the window is open"
+  grep -q libwebkit2gtk "/proc/$window_pid/maps" \
+    || fail "the window process (pid $window_pid) does not map WebKitGTK"
+  ! grep -q libwebkit2gtk "/proc/$app_pid/maps" \
+    || fail "the app process maps WebKitGTK: the window belongs in tidings-settings"
 }
 
 # settled NAME: the window is painted and settled: not one flat colour, and the same in two
@@ -292,6 +313,24 @@ menu_pauses_all() {
   wait_for 20 "menu to close" menu_closed
 }
 
+# The window process dying (a crash, a kill) leaves the engine serving, and Settings… in the
+# menu (the fourth item that takes focus) starts a new one, whose page asks for the state.
+window_process_can_die() {
+  kill -9 "$window_pid"
+  wait_for 30 "the killed window process to end" proc_gone "$window_pid"
+  kill -0 "$app_pid" 2>/dev/null || fail "the app exited when its window process was killed"
+  "$cli" status --socket "$sock" --json >/dev/null || fail "the engine stopped serving with the window's process"
+  local before
+  before=$(command_count get_state)
+  open_menu
+  xdotool key Down Down Down Down Return
+  wait_for 20 "menu to close after Settings…" menu_closed
+  new_window() { pgrep -P "$app_pid" -f "/tidings-settings\$" >/dev/null; }
+  wait_for 30 "a new tidings-settings after Settings… in the menu" new_window
+  wait_for 30 "get_state from the new window" command_count_above get_state "$before"
+  window_pid=$(pgrep -P "$app_pid" -f "/tidings-settings\$" | head -n1)
+}
+
 # Quit Tidings: the last item (Up from the top wraps to it). Exits 0 and removes the socket.
 menu_quits() {
   open_menu
@@ -302,6 +341,8 @@ menu_quits() {
   wait "$app_pid" || code=$?
   [ "$code" -eq 0 ] || fail "Quit exited $code"
   [ ! -e "$sock" ] || fail "the socket is still there after Quit"
+  [ ! -e "$sock.app" ] || fail "the hand-over socket is still there after Quit"
+  wait_for 30 "the window process to end after Quit" proc_gone "$window_pid"
   ! grep -q 'panicked' "$out/app.log" || fail "the app panicked"
 }
 
@@ -325,11 +366,13 @@ start_app
 tray_icon_appears
 menu_opens
 second_launch_opens_settings
+window_is_its_own_process
 settings_window_paints
 window_finishes_first_run
 window_toggle_reaches_the_socket
 menu_toggle_reaches_the_socket
 menu_pauses_all
+window_process_can_die
 menu_quits
 log_file_written
 echo "== app-e2e ($theme): ok (artifacts in target/app-e2e/$theme)" >&2
