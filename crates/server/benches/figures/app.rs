@@ -212,8 +212,9 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
          stream. Both on demo stores, side by side. Written memory is the pages each process \
          wrote and shares with none (`Private_Dirty` of `smaps_rollup`: heap, stacks, \
          written data), close to the footprint macOS reports; RSS adds the clean code pages \
-         of the libraries it runs (WebKitGTK with its speech libraries, GTK and the app's own \
-         code), which on a Mac are the system's WebKit and AppKit.",
+         of the libraries it runs (GTK and the app's own code), which on a Mac are the \
+         system's AppKit. The window is a process of its own, started only while it is open: \
+         only it loads WebKitGTK.",
         if which("trayer").is_some() {
             " with trayer as the tray host"
         } else {
