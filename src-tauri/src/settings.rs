@@ -2,7 +2,9 @@
 //! the tray and the engine) starts while the window is open, so the app itself never loads
 //! a web view. It forwards every command the page invokes to the app and emits the app's events
 //! to the page, over the `wire` bridge on its stdin and stdout; it exits when the window
-//! closes or the app goes away. Decisions: docs/decisions/app.md ("Two processes").
+//! closes or the app goes away. It inherits the app's environment, `GDK_GL=disable` with it
+//! on Linux (no Mesa for a web view that composites without GDK's GL). Decisions:
+//! docs/decisions/app.md ("Two processes").
 //!
 //! Modules: `wire` (the bridge's messages, shared with the app).
 
@@ -61,7 +63,6 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    no_gl_probe_at_start();
     match run(to_app) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -96,17 +97,6 @@ fn bridge_stdout() -> std::io::Result<File> {
     let bridge = rustix::io::dup(std::io::stdout().as_fd())?;
     rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
     Ok(File::from(bridge))
-}
-
-/// As in the app: GTK's OpenGL probe would load Mesa (about 50 MB) for nothing; `WebKitGTK`
-/// composites without it.
-#[allow(unsafe_code)]
-fn no_gl_probe_at_start() {
-    #[cfg(target_os = "linux")]
-    if std::env::var_os("GDK_GL").is_none() {
-        // SAFETY: before any thread exists that could read the environment at the same time.
-        unsafe { std::env::set_var("GDK_GL", "disable") };
-    }
 }
 
 fn run(to_app: File) -> Result<(), Box<dyn std::error::Error>> {
