@@ -1,14 +1,17 @@
 //! One app per socket: a second launch, whose engine finds the socket's lock held, hands
 //! over to the running app, which opens Settings, and exits 0. The running app listens on a
-//! small socket beside the engine's (`tidings.sock.app`), in the same private directory;
-//! the one message is `show`, so a process that reaches it can open the window and nothing
-//! more.
+//! small socket beside the engine's (`tidings.sock.app`), bound and served by the engine's
+//! own `SocketListener` (private directory, 0600, its own lock, a stale socket cleared, other
+//! users refused, removed when it stops); the one message is `show`, so a process that
+//! reaches it can open the window and nothing more.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use tidings_server::socket::{SocketError, SocketListener};
 use tokio::io::AsyncReadExt;
-use tokio::net::UnixListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
 use crate::{AppEvent, Proxy};
 
@@ -16,8 +19,6 @@ use crate::{AppEvent, Proxy};
 const SHOW: &[u8] = b"show\n";
 /// The longest message read (anything longer is not ours).
 const MAX_MESSAGE: u64 = 64;
-/// The pause after a failed accept.
-const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The hand-over socket beside `engine_socket`.
 pub fn path(engine_socket: &Path) -> PathBuf {
@@ -34,52 +35,50 @@ pub fn hand_over(path: &Path) -> bool {
     stream.write_all(SHOW).is_ok()
 }
 
-/// Listens for later launches until the app quits; each `show` opens Settings. A socket
-/// file left by an app that crashed is replaced (this app holds the engine's lock, so no
-/// other app listens there). Removed at Quit ([`remove`]).
-pub fn listen(path: &Path, main: Proxy) -> std::io::Result<()> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| is_socket(&m)) {
-        std::fs::remove_file(path)?;
-    }
-    let listener = UnixListener::bind(path)?;
-    tokio::spawn(async move {
-        loop {
-            let stream = match listener.accept().await {
-                Ok((stream, _)) => stream,
-                // Out of descriptors, most likely: wait rather than spin.
-                Err(error) => {
-                    tracing::debug!(%error, "the hand-over socket cannot accept");
-                    tokio::time::sleep(ACCEPT_BACKOFF).await;
-                    continue;
+/// The hand-over socket being served; [`close`](Handover::close) it at Quit.
+pub struct Handover {
+    stop: oneshot::Sender<()>,
+    served: JoinHandle<()>,
+}
+
+/// Listens for later launches until [`Handover::close`]; each `show` opens Settings. Must run
+/// inside a tokio runtime.
+pub fn listen(path: &Path, main: Proxy) -> Result<Handover, SocketError> {
+    let listener = SocketListener::bind(path)?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let served = tokio::spawn(async move {
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        listener
+            .serve_with(stopped, move |stream, _pid| {
+                let main = main.clone();
+                async move {
+                    let mut message = Vec::new();
+                    let read = stream.take(MAX_MESSAGE).read_to_end(&mut message).await;
+                    if read.is_ok() && asks_for_settings(&message) {
+                        tracing::info!("a second launch asked for Settings");
+                        main.send(AppEvent::ShowSettings);
+                    }
                 }
-            };
-            let main = main.clone();
-            tokio::spawn(async move {
-                let mut message = Vec::new();
-                let read = stream.take(MAX_MESSAGE).read_to_end(&mut message).await;
-                if read.is_ok() && asks_for_settings(&message) {
-                    tracing::info!("a second launch asked for Settings");
-                    main.send(AppEvent::ShowSettings);
-                }
-            });
-        }
+            })
+            .await;
+        // The listener drops here, which removes the socket file.
     });
-    Ok(())
+    Ok(Handover { stop, served })
+}
+
+impl Handover {
+    /// Stops listening and removes the socket file.
+    pub async fn close(self) {
+        let _ = self.stop.send(());
+        let _ = self.served.await;
+    }
 }
 
 /// Whether a message is a second launch's: exactly `show` and its newline.
 fn asks_for_settings(message: &[u8]) -> bool {
     message == SHOW
-}
-
-/// Removes the hand-over socket (at Quit).
-pub fn remove(path: &Path) {
-    let _ = std::fs::remove_file(path);
-}
-
-fn is_socket(metadata: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    metadata.file_type().is_socket()
 }
 
 #[cfg(test)]
@@ -108,7 +107,11 @@ mod tests {
     /// its own.
     #[tokio::test]
     async fn a_second_launch_asks_the_first_for_settings() {
-        let dir = tempfile::tempdir().unwrap();
+        // Private, as the engine's socket directory is.
+        let dir = tempfile::Builder::new()
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .unwrap();
         let socket = path(&dir.path().join("tidings.sock"));
         assert!(!hand_over(&socket), "nobody listens yet");
 
@@ -118,7 +121,7 @@ mod tests {
         });
         // A socket file left by a crashed app is replaced.
         drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
-        listen(&socket, main).unwrap();
+        let handover = listen(&socket, main).unwrap();
 
         let second = socket.clone();
         assert!(
@@ -131,7 +134,7 @@ mod tests {
             .unwrap();
         assert!(matches!(event, AppEvent::ShowSettings));
 
-        remove(&socket);
+        handover.close().await;
         assert!(!socket.exists());
     }
 }

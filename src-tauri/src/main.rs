@@ -143,24 +143,8 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .thread_name("tidings-app")
         .build()?;
-    let started = runtime.block_on(async {
-        let handle = Tidings::start(args.config()?)?;
-        // The engine's notices as desktop notifications, as `tidings serve` shows them; a
-        // missing notification server is logged once, never fatal.
-        tidings_server::notices::deliver(handle.notices(), tidings_platform::desktop_notifier());
-        Ok::<_, tidings_server::StartError>(handle)
-    });
-    let handle = match started {
-        Ok(handle) => handle,
-        // A second launch: the running app opens Settings and this one exits 0. (The lock
-        // is taken before the stores are laid out or read.) A `tidings serve` on
-        // the socket does not answer there, and its error stands.
-        Err(StartError::Socket(SocketError::AlreadyRunning { path, .. }))
-            if handover::hand_over(&handover::path(&path)) =>
-        {
-            return Ok(());
-        }
-        Err(error) => return Err(error.into()),
+    let Some(handle) = start_engine(args, &runtime)? else {
+        return Ok(());
     };
     tracing::info!("engine started");
     eprintln!("tidings-app: serving on {}", handle.socket_path().display());
@@ -183,10 +167,15 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
         main: main.clone(),
     });
     let window = Window::new(cx.clone(), runtime.handle().clone());
-    let handover = handover::path(handle.socket_path());
-    if let Err(error) = runtime.block_on(async { handover::listen(&handover, main.clone()) }) {
-        tracing::warn!(%error, "a second launch cannot reach this app; it will be refused");
-    }
+    let handover_path = handover::path(handle.socket_path());
+    let mut handover =
+        match runtime.block_on(async { handover::listen(&handover_path, main.clone()) }) {
+            Ok(handover) => Some(handover),
+            Err(error) => {
+                tracing::warn!(%error, "a second launch cannot reach this app; it will be refused");
+                None
+            }
+        };
     bridge::spawn(runtime.handle(), &cx, &window);
     runtime.spawn(quit_on_signal(main.clone()));
     let open_at_start = args.open_settings || handle.first_run();
@@ -197,10 +186,12 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
         *control_flow = ControlFlow::Wait;
         // Quit: the window's process, the engine (final frames, socket removed), the
         // hand-over socket, then the loop, which exits the process with `code`.
-        let quit = |control_flow: &mut ControlFlow, code: i32| {
+        let mut quit = |control_flow: &mut ControlFlow, code: i32| {
             window.close();
             stop(&runtime, &handle);
-            handover::remove(&handover);
+            if let Some(handover) = handover.take() {
+                runtime.block_on(handover.close());
+            }
             *control_flow = ControlFlow::ExitWithCode(code);
         };
         match event {
@@ -246,6 +237,32 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             _ => {}
         }
     })
+}
+
+/// Starts the engine, with its notices shown as desktop notifications. `None`: a second
+/// launch, handed over to the running app (which opens Settings); this one exits 0.
+fn start_engine(
+    args: &args::AppArgs,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Option<Handle>, StartError> {
+    let started = runtime.block_on(async {
+        let handle = Tidings::start(args.config()?)?;
+        // As `tidings serve` shows them; a missing notification server is logged once, never
+        // fatal.
+        tidings_server::notices::deliver(handle.notices(), tidings_platform::desktop_notifier());
+        Ok::<_, StartError>(handle)
+    });
+    match started {
+        Ok(handle) => Ok(Some(handle)),
+        // The lock is taken before the stores are laid out or read. A `tidings serve` on the
+        // socket does not answer at the hand-over socket, and its error stands.
+        Err(StartError::Socket(SocketError::AlreadyRunning { path, .. }))
+            if handover::hand_over(&handover::path(&path)) =>
+        {
+            Ok(None)
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// The menu's items that change settings, through the same functions as the window's
