@@ -1,5 +1,5 @@
 //! Engine changes to the menu and the window: on every change of `Handle::state()` the main
-//! thread updates the tray and the window gets `state-changed`, plus `settings-changed` when
+//! thread updates the tray and an open window gets `state-changed`, plus `settings-changed` when
 //! the settings, the pause or the first-run flag differ from the last ones sent (a hand edit
 //! of settings.toml included); it also wakes on every change of the settings in force, since
 //! a hand edit can keep the State's counts as they were. On every change of the activity
@@ -28,18 +28,27 @@ pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Windo
         let mut sent: Option<(Settings, Option<u64>, bool)> = None;
         loop {
             settings.borrow_and_update();
-            let now = state.borrow_and_update().clone();
+            // Built only for an open window: with it closed (most of the time) a change costs
+            // the menu's update alone, and a window that opens asks for everything itself.
+            let changed = {
+                let now = state.borrow_and_update();
+                window_state
+                    .is_open()
+                    .then(|| event("state-changed", &*now))
+            };
             main.send(AppEvent::Refresh);
-            window_state.send(event("state-changed", &now));
-            let key = (
-                engine.settings(),
-                engine.paused_until_ms(),
-                engine.first_run(),
-            );
-            if sent.as_ref() != Some(&key) {
-                let view = app::settings_view(engine).await;
-                window_state.send(event("settings-changed", &view));
-                sent = Some(key);
+            if let Some(changed) = changed {
+                window_state.send(changed);
+                let key = (
+                    engine.settings(),
+                    engine.paused_until_ms(),
+                    engine.first_run(),
+                );
+                if sent.as_ref() != Some(&key) {
+                    let view = app::settings_view(engine).await;
+                    window_state.send(event("settings-changed", &view));
+                    sent = Some(key);
+                }
             }
             let alive = tokio::select! {
                 changed = state.changed() => changed.is_ok(),
@@ -54,7 +63,9 @@ pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Windo
     runtime.spawn(async move {
         let mut changes = cx.handle.activity().subscribe();
         while changes.changed().await.is_ok() {
-            window.send(event("activity-changed", &newest_first(&cx.handle)));
+            if window.is_open() {
+                window.send(event("activity-changed", &newest_first(&cx.handle)));
+            }
         }
     });
 }

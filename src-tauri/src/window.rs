@@ -60,6 +60,11 @@ impl Window {
         }
     }
 
+    /// Whether the window's process is running (its page listens for engine changes).
+    pub fn is_open(&self) -> bool {
+        self.lock().is_some()
+    }
+
     /// Sends an engine change to the page, if the window is open.
     pub fn send(&self, message: ToWindow) {
         if let Some(window) = self.lock().as_ref() {
