@@ -114,7 +114,12 @@ pub(crate) fn fill(
         let rows = page(w)?;
         let full = rows.len() >= w.limit;
         let last = rows.last().map(Read::rowid);
-        out.extend(rows);
+        if out.is_empty() {
+            // The usual case, one page: kept as it is rather than copied.
+            out = rows;
+        } else {
+            out.extend(rows);
+        }
         let found = out.iter().filter(|r| matches!(r, Read::Found(_))).count();
         match last {
             Some(last) if full && found < window.limit && last < window.upto => {

@@ -37,13 +37,14 @@ pub(crate) fn rows(
     // change), so it is compiled once per connection.
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = stmt.query(params_from_iter(params))?;
-    // Room for a live read's few rows at once; a catch-up's thousand grow from there (a
-    // vector of wide rows grown from empty reallocated ten times a call).
-    let mut raw = Vec::with_capacity(window.limit.min(64));
+    // Each envelope is built as its row is stepped (its own lookups run beside the scan's
+    // statement): gathering a window's wide rows first cost a `realloc` chain per call that
+    // was a tenth of a catch-up's scan (docs/benchmarks.md).
+    let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         // Every value is read leniently (see `stores::read`): a stranger's row must not stop
         // delivery.
-        raw.push(RawMail {
+        let m = RawMail {
             rowid: r.get(at::ROWID)?,
             global_id: read::int(r, at::GLOBAL_ID)?,
             subject_prefix: read::text(r, at::SUBJECT_PREFIX)?,
@@ -57,15 +58,14 @@ pub(crate) fn rows(
             address: read::text(r, at::ADDRESS)?,
             name: read::text(r, at::NAME)?,
             attachment_count: read::int(r, at::ATTACHMENTS)?.unwrap_or(0),
-        });
+        };
+        let rowid = m.rowid;
+        out.push(Read::of(
+            rowid,
+            envelope(conn, caps, lookup, &wanted_mailboxes, m),
+        )?);
     }
-    drop(rows);
-    raw.into_iter()
-        .map(|m| {
-            let rowid = m.rowid;
-            Read::of(rowid, envelope(conn, caps, lookup, &wanted_mailboxes, m))
-        })
-        .collect()
+    Ok(out)
 }
 
 /// A scan's SQL and the values it binds. The text depends only on the filter's shape (how
