@@ -19,6 +19,8 @@ use time::OffsetDateTime;
 
 use crate::cursor::FileIdentity;
 
+pub(crate) mod dates;
+
 /// How many rows below a cursor seed the newest date seen.
 pub(crate) const SEED_ROWS: i64 = 64;
 
@@ -128,19 +130,10 @@ impl Backfill {
         let Some(window) = self.window else {
             return Vec::new();
         };
-        let mark = self.marks.range(..=after).next_back().map(|(_, d)| *d);
-        let floor = seed.max(mark);
+        let floor = self.floor(seed, after);
         let mut backfill = Vec::new();
         for &(rowid, date, before) in rows {
-            // When we saw the row appear, if we did: fixed, so every reader judges it alike.
-            // Else the newest earlier date, capped at now (a row dated in the future must not
-            // make its neighbours look old).
-            let reference = self
-                .first_seen(rowid)
-                .or_else(|| floor.max(before).map(|d| d.min(now)));
-            if let (Some(date), Some(reference)) = (date, reference)
-                && reference - date > window
-            {
+            if self.is_backfill(window, floor, rowid, date, before, now) {
                 backfill.push(rowid);
             }
         }
@@ -152,6 +145,56 @@ impl Backfill {
         }
         self.tally(&backfill, after, upto, now, name);
         backfill
+    }
+
+    /// The guard's window, `None` when it is off.
+    pub(crate) fn window(&self) -> Option<time::Duration> {
+        self.window
+    }
+
+    /// The newest date known below `after`: the rows just below it (`seed`) and what earlier
+    /// batches saw (the marks).
+    pub(crate) fn floor(&self, seed: Option<OffsetDateTime>, after: i64) -> Option<OffsetDateTime> {
+        let mark = self.marks.range(..=after).next_back().map(|(_, d)| *d);
+        seed.max(mark)
+    }
+
+    /// Whether row `rowid` gets the same verdict with any newest earlier date from `low` to
+    /// `high`. A later date can only make a row look older, so the verdicts at the two ends
+    /// agreeing settles every date between (`dates::read` reads no closer than that).
+    pub(crate) fn same_verdict(
+        &self,
+        rowid: i64,
+        date: Option<OffsetDateTime>,
+        floor: Option<OffsetDateTime>,
+        low: Option<OffsetDateTime>,
+        high: Option<OffsetDateTime>,
+        now: OffsetDateTime,
+    ) -> bool {
+        let Some(window) = self.window else {
+            return true;
+        };
+        self.is_backfill(window, floor, rowid, date, low, now)
+            == self.is_backfill(window, floor, rowid, date, high, now)
+    }
+
+    /// The verdict on one row: older than the window before its reference.
+    fn is_backfill(
+        &self,
+        window: time::Duration,
+        floor: Option<OffsetDateTime>,
+        rowid: i64,
+        date: Option<OffsetDateTime>,
+        before: Option<OffsetDateTime>,
+        now: OffsetDateTime,
+    ) -> bool {
+        // When we saw the row appear, if we did: fixed, so every reader judges it alike. Else
+        // the newest earlier date, capped at now (a row dated in the future must not make its
+        // neighbours look old).
+        let reference = self
+            .first_seen(rowid)
+            .or_else(|| floor.max(before).map(|d| d.min(now)));
+        matches!((date, reference), (Some(date), Some(reference)) if reference - date > window)
     }
 
     /// [`judge`](Backfill::judge) for a window whose every row this daemon saw arrive (all

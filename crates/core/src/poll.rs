@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use crate::backfill::{Backfill, SEED_ROWS};
+use crate::backfill::Backfill;
 use crate::cursor::Cursor;
 use crate::dates::iso8601;
 use crate::error::{RequestError, StoreError};
@@ -410,9 +410,10 @@ struct Step {
 }
 
 /// The ROWIDs among `found` (the rows of `(after, last]` a scan picked, with their own dates)
-/// that are backfill, in order. The store's other dates come from one aggregate per gap
-/// between found rows ([`Source::newest`]), not from a walk of every row (a filtered
-/// catch-up picks a few rows in thousands), and all of a batch's gaps are read together.
+/// that are backfill, in order. The store's other dates come from SQL aggregates over ROWID
+/// ranges ([`Source::newest`]), not from a walk of every row into Rust (a filtered catch-up
+/// picks a few rows in thousands), by chunks of the window where that settles the verdicts
+/// ([`crate::backfill::dates`]).
 fn judge_backfill<S: Source>(
     s: &mut S,
     backfill: &mut Backfill,
@@ -421,29 +422,18 @@ fn judge_backfill<S: Source>(
     last: i64,
     step: &Step,
 ) -> Result<Vec<i64>, StoreError> {
-    // The rows just below the cursor (the seed), the gap before each found row (every row
-    // before it, its neighbours found before it included), then the rest of the window.
-    let mut ranges = Vec::with_capacity(found.len() + 2);
-    ranges.push((after.saturating_sub(SEED_ROWS), after));
-    let mut walked = after;
-    for &(rowid, _) in found {
-        ranges.push((walked, rowid - 1));
-        walked = rowid - 1;
-    }
-    ranges.push((walked, last));
-    let dates = s.newest(&ranges)?;
-    let (seed, gaps, rest) = (dates[0], &dates[1..=found.len()], dates[found.len() + 1]);
-    let mut newest = None;
-    let judged: Vec<_> = found
-        .iter()
-        .zip(gaps)
-        .map(|(&(rowid, date), &gap)| {
-            newest = newest.max(gap);
-            (rowid, date, newest)
-        })
-        .collect();
-    let newest = newest.max(rest);
-    Ok(backfill.judge(&judged, seed, newest, after, last, step.now, step.name))
+    let dates = crate::backfill::dates::read(backfill, found, after, last, step.now, |ranges| {
+        s.newest(ranges)
+    })?;
+    Ok(backfill.judge(
+        &dates.judged,
+        dates.seed,
+        dates.newest,
+        after,
+        last,
+        step.now,
+        step.name,
+    ))
 }
 
 fn next_on<S: Source>(

@@ -1,0 +1,388 @@
+//! The dates the backfill guard reads for a window of rows that were already in the store:
+//! the newest date before each found row, read by chunks of the window where a chunk's newest
+//! date settles every verdict in it, and gap by gap where it does not.
+//!
+//! Each read of a ROWID range is a statement of its own (a seek, a bind, a reset): a filtered
+//! catch-up that read one range per found row spent a third of the guard's time on them
+//! (docs/benchmarks.md, "The guard by chunks"). A verdict only asks whether the newest
+//! earlier date is more than the window after the row's own, and that answer grows with the
+//! date (`Backfill::same_verdict`), so a bound of the newest earlier date from below and one
+//! from above that agree give the exact verdict without the exact date.
+
+use time::OffsetDateTime;
+
+use super::{Backfill, SEED_ROWS};
+
+/// A found row: its ROWID and its own date, as the scan read them.
+pub(crate) type Dated = (i64, Option<OffsetDateTime>);
+
+/// What [`read`] found for the guard: the arguments of [`Backfill::judge`].
+pub(crate) struct GuardDates {
+    /// The newest date of the rows just below the window.
+    pub seed: Option<OffsetDateTime>,
+    /// Each found row, its own date, and the newest date before it in the window (or a
+    /// bound of that date that gives the row the same verdict).
+    pub judged: Vec<(i64, Option<OffsetDateTime>, Option<OffsetDateTime>)>,
+    /// The newest date of the whole window `(after, last]`.
+    pub newest: Option<OffsetDateTime>,
+}
+
+/// Chunks are sized to cover about this fraction of the guard's window in time, so that in a
+/// store whose dates rise with its ROWIDs a chunk's newest date cannot make a row in it look
+/// old.
+const CHUNK_SHARE_OF_WINDOW: i64 = 4;
+
+/// Chunks must hold at least this many found rows' gaps on average, or reading by gaps costs
+/// no more statements.
+const MIN_GAPS_PER_CHUNK: i64 = 4;
+
+/// Read the dates `backfill` needs to judge `found` (in ROWID order, all in `(after, last]`)
+/// with `newest_of`, which answers the newest date of each range `(lo, hi]` it is given, in
+/// one read. At most two calls: the chunks, then the gaps of any chunk whose verdicts its
+/// bounds did not settle.
+pub(crate) fn read<E>(
+    backfill: &Backfill,
+    found: &[Dated],
+    after: i64,
+    last: i64,
+    now: OffsetDateTime,
+    mut newest_of: impl FnMut(&[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, E>,
+) -> Result<GuardDates, E> {
+    let seed_range = (after.saturating_sub(SEED_ROWS), after);
+    let Some(chunk) = chunk_rows(backfill, found, after, last) else {
+        return by_gaps(found, after, last, seed_range, &mut newest_of);
+    };
+    // The window in chunks: `bounds[k]` ends chunk `k` (`bounds[0]` is `after`).
+    let mut bounds = vec![after];
+    let mut end = after;
+    while end < last {
+        end = end.saturating_add(chunk).min(last);
+        bounds.push(end);
+    }
+    let mut ranges = vec![seed_range];
+    ranges.extend(bounds.windows(2).map(|w| (w[0], w[1])));
+    let dates = newest_of(&ranges)?;
+    let (seed, chunk_newest) = (dates[0], &dates[1..]);
+    // The newest date of every chunk before chunk `k`: a bound from below for each of its
+    // rows; with chunk `k`'s own newest date, one from above.
+    let mut before_chunk = Vec::with_capacity(chunk_newest.len());
+    let mut running = None;
+    for &newest in chunk_newest {
+        before_chunk.push(running);
+        running = running.max(newest);
+    }
+    let newest = running;
+    let chunk_of = |rowid: i64| bounds.partition_point(|&end| end < rowid) - 1;
+    let floor = backfill.floor(seed, after);
+    let mut judged = Vec::with_capacity(found.len());
+    let mut unsettled: Vec<usize> = Vec::new();
+    for &(rowid, date) in found {
+        let k = chunk_of(rowid);
+        let (low, high) = (before_chunk[k], before_chunk[k].max(chunk_newest[k]));
+        if !backfill.same_verdict(rowid, date, floor, low, high, now)
+            && unsettled.last() != Some(&k)
+        {
+            unsettled.push(k);
+        }
+        judged.push((rowid, date, low));
+    }
+    if !unsettled.is_empty() {
+        // Each unsettled chunk gap by gap: every row's exact newest earlier date.
+        let mut gaps = Vec::new();
+        for &k in &unsettled {
+            let mut walked = bounds[k];
+            for &(rowid, _) in found_in(found, bounds[k], bounds[k + 1]) {
+                gaps.push((walked, rowid - 1));
+                walked = rowid - 1;
+            }
+        }
+        let gap_dates = newest_of(&gaps)?;
+        let mut next = gap_dates.into_iter();
+        for &k in &unsettled {
+            let mut newest_before = before_chunk[k];
+            let first = found.partition_point(|f| f.0 <= bounds[k]);
+            let rows = found_in(found, bounds[k], bounds[k + 1]).len();
+            for row in &mut judged[first..first + rows] {
+                newest_before = newest_before.max(next.next().flatten());
+                row.2 = newest_before;
+            }
+        }
+    }
+    Ok(GuardDates {
+        seed,
+        judged,
+        newest,
+    })
+}
+
+/// Every found row's exact newest earlier date, one range per gap between found rows: the
+/// rows just below the window (the seed), the gap before each found row, then the rest.
+fn by_gaps<E>(
+    found: &[Dated],
+    after: i64,
+    last: i64,
+    seed_range: (i64, i64),
+    newest_of: &mut impl FnMut(&[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, E>,
+) -> Result<GuardDates, E> {
+    let mut ranges = Vec::with_capacity(found.len() + 2);
+    ranges.push(seed_range);
+    let mut walked = after;
+    for &(rowid, _) in found {
+        ranges.push((walked, rowid - 1));
+        walked = rowid - 1;
+    }
+    ranges.push((walked, last));
+    let dates = newest_of(&ranges)?;
+    let (seed, gaps, rest) = (dates[0], &dates[1..=found.len()], dates[found.len() + 1]);
+    let mut newest = None;
+    let judged = found
+        .iter()
+        .zip(gaps)
+        .map(|(&(rowid, date), &gap)| {
+            newest = newest.max(gap);
+            (rowid, date, newest)
+        })
+        .collect();
+    Ok(GuardDates {
+        seed,
+        judged,
+        newest: newest.max(rest),
+    })
+}
+
+/// The found rows in `(lo, hi]`.
+fn found_in(found: &[Dated], lo: i64, hi: i64) -> &[Dated] {
+    let start = found.partition_point(|f| f.0 <= lo);
+    let end = found.partition_point(|f| f.0 <= hi);
+    &found[start..end]
+}
+
+/// How many ROWIDs a chunk spans, or `None` to read by gaps. Estimated from the found rows'
+/// own dates: the ROWIDs the store takes, on average, in a quarter of the guard's window. Only
+/// the cost depends on it: a chunk whose bounds do not settle its rows is read again by gaps.
+fn chunk_rows(backfill: &Backfill, found: &[Dated], after: i64, last: i64) -> Option<i64> {
+    let window = backfill.window()?.whole_seconds();
+    let mut dated = found
+        .iter()
+        .filter_map(|&(rowid, date)| Some((rowid, date?)));
+    let (first_row, first_date) = dated.next()?;
+    let (last_row, last_date) = dated.next_back()?;
+    let seconds = (last_date - first_date).whole_seconds();
+    if seconds <= 0 || last_row <= first_row {
+        return None;
+    }
+    let per_window = i128::from(last_row - first_row) * i128::from(window) / i128::from(seconds);
+    let chunk = i64::try_from(per_window / i128::from(CHUNK_SHARE_OF_WINDOW)).ok()?;
+    let gap = (last - after) / i64::try_from(found.len()).ok()?.max(1);
+    (chunk >= MIN_GAPS_PER_CHUNK * gap.max(1)).then_some(chunk.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use super::*;
+    use crate::cursor::FileIdentity;
+
+    const DAY: i64 = 86_400;
+
+    fn at(seconds: i64) -> OffsetDateTime {
+        OffsetDateTime::from_unix_timestamp(1_700_000_000 + seconds).unwrap()
+    }
+
+    /// A store's dates by ROWID (index 0 is ROWID 1), and how `newest_of` reads them.
+    struct Store {
+        dates: Vec<Option<OffsetDateTime>>,
+        calls: usize,
+        ranges: usize,
+    }
+
+    impl Store {
+        fn newest(&mut self, ranges: &[(i64, i64)]) -> Vec<Option<OffsetDateTime>> {
+            self.calls += 1;
+            self.ranges += ranges.len();
+            let len = i64::try_from(self.dates.len()).unwrap();
+            ranges
+                .iter()
+                .map(|&(lo, hi)| {
+                    (lo.max(0)..hi.min(len))
+                        .filter_map(|i| self.dates[usize::try_from(i).unwrap()])
+                        .max()
+                })
+                .collect()
+        }
+    }
+
+    /// A store of `n` rows whose dates rise about `per_day` a day from `start`, with bursts of
+    /// old rows (an added account), undated rows and rows dated in the future.
+    fn store(rng: &mut fastrand::Rng, n: usize, per_day: i64) -> Store {
+        let mut t = 0;
+        let mut dates = Vec::with_capacity(n);
+        while dates.len() < n {
+            match rng.u32(0..200) {
+                0 => {
+                    // A burst of archive rows, years old, in any order.
+                    let old = t - rng.i64(30..2_000) * DAY;
+                    for _ in 0..rng.usize(1..300) {
+                        dates.push(Some(at(old + rng.i64(0..400) * DAY)));
+                    }
+                }
+                1 => dates.push(None),
+                2 => dates.push(Some(at(t + rng.i64(1..900) * DAY))),
+                _ => {
+                    t += rng.i64(0..=2 * DAY / per_day.max(1));
+                    dates.push(Some(at(t)));
+                }
+            }
+        }
+        dates.truncate(n);
+        Store {
+            dates,
+            calls: 0,
+            ranges: 0,
+        }
+    }
+
+    /// A guard with `window_days`, and first-seen times for the rows past `baseline`.
+    fn guard(window_days: u64, baseline: i64, heads: &[(i64, OffsetDateTime)]) -> Backfill {
+        let mut b = Backfill::default();
+        b.set_window(Some(std::time::Duration::from_secs(window_days * 86_400)));
+        let identity = FileIdentity::of(std::path::Path::new("/")).unwrap();
+        b.observe(identity, baseline, at(0));
+        for &(head, when) in heads {
+            b.observe(identity, head, when);
+        }
+        b
+    }
+
+    /// What `judge` decides from `read`'s dates, and from every gap read exactly.
+    fn both(
+        store: &mut Store,
+        make: &dyn Fn() -> Backfill,
+        found: &[Dated],
+        after: i64,
+        last: i64,
+        now: OffsetDateTime,
+    ) -> (Vec<i64>, Vec<i64>) {
+        let mut chunked = make();
+        let dates = read(&chunked, found, after, last, now, |r| {
+            Ok::<_, Infallible>(store.newest(r))
+        })
+        .unwrap();
+        let got = chunked.judge(
+            &dates.judged,
+            dates.seed,
+            dates.newest,
+            after,
+            last,
+            now,
+            "t",
+        );
+        let mut exact = make();
+        let gaps = by_gaps(
+            found,
+            after,
+            last,
+            (after.saturating_sub(SEED_ROWS), after),
+            &mut |r| Ok::<_, Infallible>(store.newest(r)),
+        )
+        .unwrap();
+        assert_eq!(dates.seed, gaps.seed);
+        assert_eq!(dates.newest, gaps.newest, "the window's newest date");
+        let want = exact.judge(&gaps.judged, gaps.seed, gaps.newest, after, last, now, "t");
+        (got, want)
+    }
+
+    #[test]
+    fn chunked_dates_give_every_row_the_verdict_the_exact_gaps_give() {
+        let mut rng = fastrand::Rng::with_seed(14);
+        let mut skipped = 0;
+        for case in 0..400 {
+            let n = rng.usize(20..4_000);
+            let per_day = [1, 20, 200, 2_000][rng.usize(0..4)];
+            let mut store = store(&mut rng, n, per_day);
+            let n = i64::try_from(n).unwrap();
+            let after = rng.i64(0..n);
+            let last = rng.i64(after + 1..=n);
+            let density = [2, 10, 100, 1_000][rng.usize(0..4)];
+            let found: Vec<Dated> = (after + 1..=last)
+                .filter(|_| rng.u32(0..1_000) < density)
+                .map(|rowid| (rowid, store.dates[usize::try_from(rowid - 1).unwrap()]))
+                .collect();
+            let window_days = [1, 7, 30][rng.usize(0..3)];
+            let baseline = rng.i64(0..=n);
+            let seen = [(baseline + rng.i64(1..50), at(rng.i64(0..3_000) * DAY))];
+            let heads: &[_] = if case % 2 == 0 { &seen } else { &[] };
+            let make = || guard(window_days, baseline, heads);
+            let now = at(rng.i64(0..3_000) * DAY);
+            let (got, want) = both(&mut store, &make, &found, after, last, now);
+            assert_eq!(
+                got,
+                want,
+                "case {case}: n {n}, ({after}, {last}], {} found",
+                found.len()
+            );
+            skipped += want.len();
+        }
+        // The cases reach both verdicts.
+        assert!(
+            skipped > 100,
+            "only {skipped} rows judged backfill in all the cases"
+        );
+    }
+
+    #[test]
+    fn a_store_in_date_order_is_read_in_a_few_chunks() {
+        // 100,000 rows, 1,000 a day, a 1% filter: a thousand gaps, read as a few chunks.
+        let dates = (0..100_000).map(|i| Some(at(i * DAY / 1_000))).collect();
+        let mut store = Store {
+            dates,
+            calls: 0,
+            ranges: 0,
+        };
+        let found: Vec<Dated> = (1..=100_000)
+            .filter(|r| r % 100 == 0)
+            .map(|r| (r, Some(at((r - 1) * DAY / 1_000))))
+            .collect();
+        let make = || guard(7, 100_000, &[]);
+        let (got, want) = both(&mut store, &make, &found, 0, 100_000, at(200 * DAY));
+        assert_eq!(got, want);
+        assert!(got.is_empty());
+        // `both` read the exact gaps too: 1,002 ranges in one call.
+        let chunked = store.ranges - 1_002;
+        assert_eq!(store.calls, 2, "one call each: nothing left unsettled");
+        assert!(chunked <= 100, "{chunked} ranges for the chunks");
+    }
+
+    #[test]
+    fn a_chunk_its_bounds_do_not_settle_is_read_gap_by_gap() {
+        // New rows, and a burst of year-old rows in the window's first chunk, where nothing
+        // before the chunk bounds its rows from below: that chunk's gaps are read again, and
+        // the old rows are backfill.
+        let mut dates: Vec<_> = (0..20_000).map(|i| Some(at(i * DAY / 1_000))).collect();
+        for d in &mut dates[100..400] {
+            *d = Some(at(-365 * DAY));
+        }
+        let mut store = Store {
+            dates,
+            calls: 0,
+            ranges: 0,
+        };
+        let found: Vec<Dated> = (1..=20_000)
+            .filter(|r| r % 50 == 0)
+            .map(|r| (r, store.dates[usize::try_from(r - 1).unwrap()]))
+            .collect();
+        let make = || guard(7, 20_000, &[]);
+        let (got, want) = both(&mut store, &make, &found, 0, 20_000, at(30 * DAY));
+        assert_eq!(got, want);
+        assert_eq!(
+            got,
+            [150, 200, 250, 300, 350, 400],
+            "the found rows among the old ones"
+        );
+        assert_eq!(
+            store.calls, 3,
+            "the chunks, the unsettled chunk's gaps, the exact gaps"
+        );
+    }
+}
