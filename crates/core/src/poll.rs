@@ -288,10 +288,12 @@ impl Engine {
         };
         let mut backfill = self.backfill_of(sub.event_type());
         let result = match sub.filter() {
-            Filter::Mail(f) => next_on(&mut *lock(&self.mail), f, after, &step, &mut backfill),
-            Filter::Messages(f) => {
-                next_on(&mut *lock(&self.messages), f, after, &step, &mut backfill)
-            }
+            Filter::Mail(f) => in_step(&mut *lock(&self.mail), |s| {
+                next_on(s, f, after, &step, &mut backfill)
+            }),
+            Filter::Messages(f) => in_step(&mut *lock(&self.messages), |s| {
+                next_on(s, f, after, &step, &mut backfill)
+            }),
         };
         *lock(self.scan_error_slot(sub.event_type())) =
             result.as_ref().err().map(std::string::ToString::to_string);
@@ -436,6 +438,15 @@ fn judge_backfill<S: Source>(
     ))
 }
 
+/// `read` as one engine step on `s`: its calls after the stamp share the stamp's look at the
+/// file (`StoreHandle::begin_read`).
+fn in_step<S: Source, R>(s: &mut S, read: impl FnOnce(&mut S) -> R) -> R {
+    s.begin_read();
+    let out = read(s);
+    s.end_read();
+    out
+}
+
 fn next_on<S: Source>(
     s: &mut S,
     filter: &S::Filter,
@@ -541,18 +552,18 @@ impl Engine {
         let mut backfill = self.backfill_of(ty);
         let result = match ty {
             EventType::MailReceived => {
-                let mut store = lock(&self.mail);
                 let none = crate::filter::MailFilter::default();
-                next_on(&mut *store, &none, after, &step, &mut backfill).and_then(|batch| {
-                    let facts = crate::shared::mail_facts(&mut store, &batch)?;
+                in_step(&mut *lock(&self.mail), |s| {
+                    let batch = next_on(s, &none, after, &step, &mut backfill)?;
+                    let facts = crate::shared::mail_facts(s, &batch)?;
                     Ok((batch, facts))
                 })
             }
             EventType::MessagesReceived => {
-                let mut store = lock(&self.messages);
                 let none = crate::filter::MessagesFilter::default();
-                next_on(&mut *store, &none, after, &step, &mut backfill).and_then(|batch| {
-                    let facts = crate::shared::messages_facts(&mut store, &batch)?;
+                in_step(&mut *lock(&self.messages), |s| {
+                    let batch = next_on(s, &none, after, &step, &mut backfill)?;
+                    let facts = crate::shared::messages_facts(s, &batch)?;
                     Ok((batch, facts))
                 })
             }

@@ -148,6 +148,11 @@ pub(crate) trait Source {
     /// date read as the scan reads it, in order and from one snapshot; the backfill guard
     /// judges found rows against them.
     fn newest(&mut self, ranges: &[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, StoreError>;
+    /// Start one engine step, whose calls share one look at the file (see
+    /// `StoreHandle::begin_read`); [`Source::stamp`] always looks afresh.
+    fn begin_read(&mut self);
+    /// End the step begun by [`Source::begin_read`].
+    fn end_read(&mut self);
 }
 
 #[cfg(test)]

@@ -62,6 +62,10 @@ pub(crate) struct StoreHandle<C> {
     probe: Probe<C>,
     open: Option<Open<C>>,
     unreadable: Unreadable,
+    /// Inside one engine step ([`StoreHandle::begin_read`]), and whether it has looked at the
+    /// file yet: its later calls use that look instead of two more `stat`s each.
+    in_step: bool,
+    looked: bool,
 }
 
 /// A warm connection and what we knew about the file when we last looked.
@@ -98,6 +102,8 @@ impl<C: Copy> StoreHandle<C> {
             probe,
             open: None,
             unreadable: Unreadable::default(),
+            in_step: false,
+            looked: false,
         }
     }
 
@@ -110,7 +116,35 @@ impl<C: Copy> StoreHandle<C> {
     /// owner from rebuilding its WAL index ("database is locked") for as long as it is open.
     /// A `-wal` also shrinks when the owner checkpoints with TRUNCATE; reopening then costs a
     /// few milliseconds and loses nothing.
+    ///
+    /// Inside a step ([`StoreHandle::begin_read`]) the first look serves the step's later
+    /// calls: a read of one new mail looked three times in 0.1 ms (the stamp, the scan, the
+    /// shared read's facts), a tenth of its time.
     pub(crate) fn current(&mut self) -> Result<(&Connection, FileIdentity, C), StoreError> {
+        if !(self.in_step && self.looked && self.open.is_some()) {
+            return self.look();
+        }
+        let open = self.open.as_ref().expect("checked above");
+        Ok((&open.conn, open.identity, open.caps))
+    }
+
+    /// Start one engine step: a stamp and the reads that follow it under the store's lock,
+    /// which share the step's first look at the file. Starting a step forgets any look
+    /// before it, so a step that ended without [`StoreHandle::end_read`] (a panic) costs one
+    /// look, never a stale one.
+    pub(crate) fn begin_read(&mut self) {
+        self.in_step = true;
+        self.looked = false;
+    }
+
+    /// End the step: calls from now on look at the file again each.
+    pub(crate) fn end_read(&mut self) {
+        self.in_step = false;
+        self.looked = false;
+    }
+
+    /// [`StoreHandle::current`] after a fresh look at the file.
+    fn look(&mut self) -> Result<(&Connection, FileIdentity, C), StoreError> {
         let meta = match std::fs::metadata(&self.path) {
             Ok(meta) => meta,
             Err(e) => {
@@ -165,6 +199,7 @@ impl<C: Copy> StoreHandle<C> {
                 last: None,
             });
         }
+        self.looked = self.in_step;
         let open = self.open.as_mut().expect("opened above");
         (open.db_len, open.wal_len) = (db_len, wal_len);
         Ok((&open.conn, open.identity, open.caps))
@@ -195,7 +230,8 @@ impl<C: Copy> StoreHandle<C> {
     /// two `stat`s and one cached `PRAGMA data_version`; the head is read only when the version
     /// moved.
     pub(crate) fn stamp(&mut self, head_sql: &'static str) -> Result<Stamp, StoreError> {
-        self.current()?;
+        // Always a fresh look: a stamp is how a change to the file is noticed.
+        self.look()?;
         let open = self.open.as_mut().expect("current() keeps a connection");
         let (conn, identity, last) = (&open.conn, open.identity, open.last);
         let r = (|| {
@@ -422,5 +458,48 @@ mod tests {
             "/a%20b/c%3Fd%23e%25f"
         );
         assert_eq!(uri_escape(Path::new("/x/ü")), "/x/%C3%BC");
+    }
+
+    /// A step's calls after its stamp use the stamp's look (the store moved away after the
+    /// stamp is still read through the open connection); outside a step, and in a step begun
+    /// after one that never ended, every call looks afresh and finds the store gone.
+    #[test]
+    fn a_step_shares_its_stamps_look_and_no_look_outlives_it() {
+        use crate::filter::MailFilter;
+        use crate::stores::plans::{mail_store, world};
+        use crate::stores::{Source, Window};
+
+        let (_dir, home, paths) = world();
+        let db = home.envelope_index();
+        let aside = db.with_extension("aside");
+        let mut store = mail_store(&paths);
+        let filter = MailFilter::default();
+        let scan = |store: &mut super::super::mail::MailStore, head| {
+            let window = Window {
+                after: 0,
+                upto: head,
+                limit: 100,
+            };
+            store.scan(&filter, window)
+        };
+
+        store.begin_read();
+        let stamp = store.stamp().unwrap();
+        std::fs::rename(&db, &aside).unwrap();
+        let inside = scan(&mut store, stamp.head).expect("the step's look");
+        assert_eq!(inside.identity, stamp.identity);
+        assert!(!inside.found.is_empty());
+        store.end_read();
+        let outside = scan(&mut store, stamp.head).expect_err("a fresh look");
+        assert!(matches!(outside, StoreError::Missing { .. }), "{outside:?}");
+
+        // A step that never ended (a panic) leaves no look for the next one.
+        std::fs::rename(&aside, &db).unwrap();
+        store.begin_read();
+        let stamp = store.stamp().unwrap();
+        std::fs::rename(&db, &aside).unwrap();
+        store.begin_read();
+        let next = scan(&mut store, stamp.head).expect_err("a fresh look");
+        assert!(matches!(next, StoreError::Missing { .. }), "{next:?}");
     }
 }

@@ -180,4 +180,12 @@ impl Source for MailStore {
     fn newest(&mut self, ranges: &[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, StoreError> {
         super::newest::newest_of(&mut self.handle, &NEWEST, ranges)
     }
+
+    fn begin_read(&mut self) {
+        self.handle.begin_read();
+    }
+
+    fn end_read(&mut self) {
+        self.handle.end_read();
+    }
 }
