@@ -49,7 +49,12 @@ pub(crate) fn read<E>(
     mut newest_of: impl FnMut(&[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, E>,
 ) -> Result<GuardDates, E> {
     let seed_range = (after.saturating_sub(SEED_ROWS), after);
-    let Some(chunk) = chunk_rows(backfill, found, after, last) else {
+    // The chunks index rows by where they fall in the window; a row outside it (never, from
+    // `next_on`) is read by gaps, which take any order of ranges.
+    let inside =
+        found.first().is_none_or(|f| f.0 > after) && found.last().is_none_or(|f| f.0 <= last);
+    let chunk = chunk_rows(backfill, found, after, last).filter(|_| inside);
+    let Some(chunk) = chunk else {
         return by_gaps(found, after, last, seed_range, &mut newest_of);
     };
     // The window in chunks: `bounds[k]` ends chunk `k` (`bounds[0]` is `after`).
