@@ -203,6 +203,28 @@ mod tests {
     }
 
     impl Store {
+        fn new(dates: Vec<Option<OffsetDateTime>>) -> Store {
+            Store {
+                dates,
+                calls: 0,
+                ranges: 0,
+            }
+        }
+
+        /// `n` rows dated `per_day` a day, in ROWID order.
+        fn rising(n: i64, per_day: i64) -> Store {
+            Store::new((0..n).map(|i| Some(at(i * DAY / per_day))).collect())
+        }
+
+        /// Every `k`th row, with its date, as a scan would find them.
+        fn every(&self, k: i64) -> Vec<Dated> {
+            let n = i64::try_from(self.dates.len()).unwrap();
+            (1..=n)
+                .filter(|r| r % k == 0)
+                .map(|r| (r, self.dates[usize::try_from(r - 1).unwrap()]))
+                .collect()
+        }
+
         fn newest(&mut self, ranges: &[(i64, i64)]) -> Vec<Option<OffsetDateTime>> {
             self.calls += 1;
             self.ranges += ranges.len();
@@ -241,11 +263,7 @@ mod tests {
             }
         }
         dates.truncate(n);
-        Store {
-            dates,
-            calls: 0,
-            ranges: 0,
-        }
+        Store::new(dates)
     }
 
     /// A guard with `window_days`, and first-seen times for the rows past `baseline`.
@@ -339,16 +357,8 @@ mod tests {
     #[test]
     fn a_store_in_date_order_is_read_in_a_few_chunks() {
         // 100,000 rows, 1,000 a day, a 1% filter: a thousand gaps, read as a few chunks.
-        let dates = (0..100_000).map(|i| Some(at(i * DAY / 1_000))).collect();
-        let mut store = Store {
-            dates,
-            calls: 0,
-            ranges: 0,
-        };
-        let found: Vec<Dated> = (1..=100_000)
-            .filter(|r| r % 100 == 0)
-            .map(|r| (r, Some(at((r - 1) * DAY / 1_000))))
-            .collect();
+        let mut store = Store::rising(100_000, 1_000);
+        let found = store.every(100);
         let make = || guard(7, 100_000, &[]);
         let (got, want) = both(&mut store, &make, &found, 0, 100_000, at(200 * DAY));
         assert_eq!(got, want);
@@ -364,19 +374,11 @@ mod tests {
         // New rows, and a burst of year-old rows in the window's first chunk, where nothing
         // before the chunk bounds its rows from below: that chunk's gaps are read again, and
         // the old rows are backfill.
-        let mut dates: Vec<_> = (0..20_000).map(|i| Some(at(i * DAY / 1_000))).collect();
-        for d in &mut dates[100..400] {
+        let mut store = Store::rising(20_000, 1_000);
+        for d in &mut store.dates[100..400] {
             *d = Some(at(-365 * DAY));
         }
-        let mut store = Store {
-            dates,
-            calls: 0,
-            ranges: 0,
-        };
-        let found: Vec<Dated> = (1..=20_000)
-            .filter(|r| r % 50 == 0)
-            .map(|r| (r, store.dates[usize::try_from(r - 1).unwrap()]))
-            .collect();
+        let found = store.every(50);
         let make = || guard(7, 20_000, &[]);
         let (got, want) = both(&mut store, &make, &found, 0, 20_000, at(30 * DAY));
         assert_eq!(got, want);
