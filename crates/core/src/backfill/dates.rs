@@ -94,20 +94,22 @@ pub(crate) fn read<E>(
     if !unsettled.is_empty() {
         // Each unsettled chunk gap by gap: every row's exact newest earlier date.
         let mut gaps = Vec::new();
-        for &k in &unsettled {
+        let rows: Vec<_> = unsettled
+            .iter()
+            .map(|&k| rows_in(found, bounds[k], bounds[k + 1]))
+            .collect();
+        for (&k, rows) in unsettled.iter().zip(&rows) {
             let mut walked = bounds[k];
-            for &(rowid, _) in found_in(found, bounds[k], bounds[k + 1]) {
+            for &(rowid, _) in &found[rows.clone()] {
                 gaps.push((walked, rowid - 1));
                 walked = rowid - 1;
             }
         }
         let gap_dates = newest_of(&gaps)?;
         let mut next = gap_dates.into_iter();
-        for &k in &unsettled {
+        for (&k, rows) in unsettled.iter().zip(rows) {
             let mut newest_before = before_chunk[k];
-            let first = found.partition_point(|f| f.0 <= bounds[k]);
-            let rows = found_in(found, bounds[k], bounds[k + 1]).len();
-            for row in &mut judged[first..first + rows] {
+            for row in &mut judged[rows] {
                 newest_before = newest_before.max(next.next().flatten());
                 row.2 = newest_before;
             }
@@ -155,11 +157,9 @@ fn by_gaps<E>(
     })
 }
 
-/// The found rows in `(lo, hi]`.
-fn found_in(found: &[Dated], lo: i64, hi: i64) -> &[Dated] {
-    let start = found.partition_point(|f| f.0 <= lo);
-    let end = found.partition_point(|f| f.0 <= hi);
-    &found[start..end]
+/// Where the found rows in `(lo, hi]` are in `found` (and in the `judged` beside it).
+fn rows_in(found: &[Dated], lo: i64, hi: i64) -> std::ops::Range<usize> {
+    found.partition_point(|f| f.0 <= lo)..found.partition_point(|f| f.0 <= hi)
 }
 
 /// How many ROWIDs a chunk spans, or `None` to read by gaps. Estimated from the found rows'

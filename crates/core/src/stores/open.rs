@@ -119,7 +119,7 @@ impl<C: Copy> StoreHandle<C> {
     ///
     /// Inside a step ([`StoreHandle::begin_read`]) the first look serves the step's later
     /// calls: a read of one new mail looked three times in 0.1 ms (the stamp, the scan, the
-    /// shared read's facts), a tenth of its time.
+    /// shared read's facts), a seventh of its time.
     pub(crate) fn current(&mut self) -> Result<(&Connection, FileIdentity, C), StoreError> {
         if !(self.in_step && self.looked && self.open.is_some()) {
             return self.look();
