@@ -109,6 +109,13 @@ impl Backfill {
         self.window.is_some()
     }
 
+    /// Whether judging a window after `after` reads the store's dates: the guard is on and the
+    /// window reaches rows that were there before this daemon first looked
+    /// ([`Backfill::judge_seen`] answers the others alone).
+    pub(crate) fn reads_store_dates(&self, after: i64) -> bool {
+        self.window.is_some() && after < self.baseline
+    }
+
     /// Judge the found rows of `(after, upto]` and return the ROWIDs that are backfill. Each
     /// row comes as `(rowid, own date, newest date among the window's rows before it)`, in
     /// ROWID order; `seed` is the newest date among the rows just below `after`, and `newest`

@@ -19,6 +19,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use crate::backfill::Backfill;
+use crate::backfill::dates::{self, Ahead};
 use crate::cursor::Cursor;
 use crate::dates::iso8601;
 use crate::error::{RequestError, StoreError};
@@ -423,10 +424,12 @@ fn judge_backfill<S: Source>(
     after: i64,
     last: i64,
     step: &Step,
+    ahead: Option<Ahead>,
 ) -> Result<Vec<i64>, StoreError> {
-    let dates = crate::backfill::dates::read(backfill, found, after, last, step.now, |ranges| {
-        s.newest(ranges)
-    })?;
+    let dates =
+        crate::backfill::dates::read(backfill, found, after, last, step.now, ahead, |ranges| {
+            s.newest(ranges)
+        })?;
     Ok(backfill.judge(
         &dates.judged,
         dates.seed,
@@ -478,14 +481,21 @@ fn next_on<S: Source>(
         });
     }
     // Ask for one more than we return, to know whether the window holds more matches.
-    let scan = s.scan(
-        filter,
-        Window {
-            after: after.rowid,
-            upto,
-            limit: step.max_events + 1,
-        },
-    )?;
+    let window = Window {
+        after: after.rowid,
+        upto,
+        limit: step.max_events + 1,
+    };
+    // A wide window of rows that were already there: the guard's chunks are read beside the
+    // scan, on a second connection, rather than after it.
+    let (scan, ahead) =
+        if backfill.reads_store_dates(after.rowid) && upto - after.rowid >= dates::AHEAD_MIN_ROWS {
+            let ranges = dates::ahead(after.rowid, upto);
+            let (scan, dates) = s.scan_beside(filter, window, &ranges)?;
+            (scan, dates.map(|dates| Ahead { ranges, dates }))
+        } else {
+            (s.scan(filter, window)?, None)
+        };
     if scan.identity != stamp.identity {
         // Replaced between the stamp and the scan: what we read belongs to the new file.
         stamp = s.stamp()?;
@@ -503,7 +513,7 @@ fn next_on<S: Source>(
         let dated: Vec<_> = found.iter().map(|f| (f.rowid, f.date)).collect();
         let skip = match backfill.judge_seen(&dated, after.rowid, last, step.now, step.name) {
             Some(skip) => skip,
-            None => judge_backfill(s, backfill, &dated, after.rowid, last, step)?,
+            None => judge_backfill(s, backfill, &dated, after.rowid, last, step, ahead)?,
         };
         found.retain(|f| skip.binary_search(&f.rowid).is_err());
     }

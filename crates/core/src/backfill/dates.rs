@@ -36,37 +36,83 @@ const CHUNK_SHARE_OF_WINDOW: i64 = 4;
 /// no more statements.
 const MIN_GAPS_PER_CHUNK: i64 = 4;
 
+/// A window of at least this many ROWIDs has its chunks read beside its scan
+/// (`Source::scan_beside`): a narrower one's dates take less time to read than a thread to
+/// start.
+pub(crate) const AHEAD_MIN_ROWS: i64 = 4_096;
+
+/// How many chunks a window read beside its scan is cut into. Its matches are not known yet,
+/// so the chunks cannot be sized from their dates. A chunk settles its rows when it spans
+/// less time than the guard's window (a week by default); a thirty-second of a catch-up's
+/// 20,000 ROWIDs (625) is a few days of a store that takes a few hundred rows a day, and a
+/// chunk that does not settle is read again by gaps, as without this.
+const AHEAD_CHUNKS: i64 = 32;
+
+/// What was read beside a scan: [`ahead`]'s ranges and the newest date of a prefix of them.
+pub(crate) struct Ahead {
+    pub ranges: Vec<(i64, i64)>,
+    pub dates: Vec<Option<OffsetDateTime>>,
+}
+
+/// The ranges to read beside a scan of `(after, upto]`: the seed, then the window in
+/// [`AHEAD_CHUNKS`] chunks.
+pub(crate) fn ahead(after: i64, upto: i64) -> Vec<(i64, i64)> {
+    let chunk = ((upto - after) / AHEAD_CHUNKS).max(1);
+    let mut ranges = vec![seed_range(after)];
+    let mut end = after;
+    while end < upto {
+        let next = end.saturating_add(chunk).min(upto);
+        ranges.push((end, next));
+        end = next;
+    }
+    ranges
+}
+
+/// The rows just below the window whose newest date seeds it.
+fn seed_range(after: i64) -> (i64, i64) {
+    (after.saturating_sub(SEED_ROWS), after)
+}
+
 /// Read the dates `backfill` needs to judge `found` (in ROWID order, all in `(after, last]`)
 /// with `newest_of`, which answers the newest date of each range `(lo, hi]` it is given, in
 /// one read. At most two calls: the chunks, then the gaps of any chunk whose verdicts its
-/// bounds did not settle.
+/// bounds did not settle. With `ahead` (the chunks read beside the scan, for this `after`),
+/// the first call reads only what of the window they did not reach, if anything.
 pub(crate) fn read<E>(
     backfill: &Backfill,
     found: &[Dated],
     after: i64,
     last: i64,
     now: OffsetDateTime,
+    ahead: Option<Ahead>,
     mut newest_of: impl FnMut(&[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, E>,
 ) -> Result<GuardDates, E> {
-    let seed_range = (after.saturating_sub(SEED_ROWS), after);
+    let seed_range = seed_range(after);
     // The chunks index rows by where they fall in the window; a row outside it (never, from
     // `next_on`) is read by gaps, which take any order of ranges.
     let inside =
         found.first().is_none_or(|f| f.0 > after) && found.last().is_none_or(|f| f.0 <= last);
-    let chunk = chunk_rows(backfill, found, after, last).filter(|_| inside);
-    let Some(chunk) = chunk else {
-        return by_gaps(found, after, last, seed_range, &mut newest_of);
+    // `bounds[k]` ends chunk `k` (`bounds[0]` is `after`); `dates` holds the seed's newest
+    // date, then each chunk's.
+    let ahead = ahead.filter(|a| inside && a.ranges.first() == Some(&seed_range));
+    let (bounds, dates) = if let Some(ahead) = &ahead {
+        from_ahead(ahead, after, last, &mut newest_of)?
+    } else {
+        let chunk = chunk_rows(backfill, found, after, last).filter(|_| inside);
+        let Some(chunk) = chunk else {
+            return by_gaps(found, after, last, seed_range, &mut newest_of);
+        };
+        let mut bounds = vec![after];
+        let mut end = after;
+        while end < last {
+            end = end.saturating_add(chunk).min(last);
+            bounds.push(end);
+        }
+        let mut ranges = vec![seed_range];
+        ranges.extend(bounds.windows(2).map(|w| (w[0], w[1])));
+        let dates = newest_of(&ranges)?;
+        (bounds, dates)
     };
-    // The window in chunks: `bounds[k]` ends chunk `k` (`bounds[0]` is `after`).
-    let mut bounds = vec![after];
-    let mut end = after;
-    while end < last {
-        end = end.saturating_add(chunk).min(last);
-        bounds.push(end);
-    }
-    let mut ranges = vec![seed_range];
-    ranges.extend(bounds.windows(2).map(|w| (w[0], w[1])));
-    let dates = newest_of(&ranges)?;
     let (seed, chunk_newest) = (dates[0], &dates[1..]);
     // The newest date of every chunk before chunk `k`: a bound from below for each of its
     // rows; with chunk `k`'s own newest date, one from above.
@@ -155,6 +201,44 @@ fn by_gaps<E>(
         judged,
         newest: newest.max(rest),
     })
+}
+
+/// The chunks and dates [`read`] starts from, given what was read beside the scan: the chunks
+/// it read that end within `(after, last]`, then the rest of the window in chunks of the same
+/// span, read with `newest_of` (a chunk that reaches past `last` holds rows that are not the
+/// batch's, and the window's newest date becomes a mark, so it must be exact).
+fn from_ahead<E>(
+    ahead: &Ahead,
+    after: i64,
+    last: i64,
+    newest_of: &mut impl FnMut(&[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, E>,
+) -> Result<(Vec<i64>, Vec<Option<OffsetDateTime>>), E> {
+    let chunk = ahead.ranges.get(1).map_or(1, |&(lo, hi)| (hi - lo).max(1));
+    let mut bounds = vec![after];
+    let mut dates = Vec::with_capacity(ahead.ranges.len());
+    let mut rest = Vec::new();
+    match ahead.dates.first() {
+        Some(&seed) => dates.push(seed),
+        None => rest.push(seed_range(after)),
+    }
+    for (&(_, hi), &newest) in ahead.ranges.iter().zip(&ahead.dates).skip(1) {
+        if hi > last {
+            break;
+        }
+        bounds.push(hi);
+        dates.push(newest);
+    }
+    let mut end = *bounds.last().expect("starts with `after`");
+    while end < last {
+        let next = end.saturating_add(chunk).min(last);
+        rest.push((end, next));
+        bounds.push(next);
+        end = next;
+    }
+    if !rest.is_empty() {
+        dates.extend(newest_of(&rest)?);
+    }
+    Ok((bounds, dates))
 }
 
 /// Where the found rows in `(lo, hi]` are in `found` (and in the `judged` beside it).
@@ -286,9 +370,10 @@ mod tests {
         after: i64,
         last: i64,
         now: OffsetDateTime,
+        ahead: Option<Ahead>,
     ) -> (Vec<i64>, Vec<i64>) {
         let mut chunked = make();
-        let dates = read(&chunked, found, after, last, now, |r| {
+        let dates = read(&chunked, found, after, last, now, ahead, |r| {
             Ok::<_, Infallible>(store.newest(r))
         })
         .unwrap();
@@ -338,12 +423,24 @@ mod tests {
             let heads: &[_] = if case % 2 == 0 { &seen } else { &[] };
             let make = || guard(window_days, baseline, heads);
             let now = at(rng.i64(0..3_000) * DAY);
-            let (got, want) = both(&mut store, &make, &found, after, last, now);
+            let (got, want) = both(&mut store, &make, &found, after, last, now, None);
             assert_eq!(
                 got,
                 want,
                 "case {case}: n {n}, ({after}, {last}], {} found",
                 found.len()
+            );
+            // The same with chunks read beside a scan of a window up to `upto`, of which the
+            // reader reached any number before it was stopped.
+            let upto = rng.i64(last..=n);
+            let ranges = ahead(after, upto);
+            let reached = rng.usize(0..=ranges.len());
+            let dates = store.newest(&ranges[..reached]);
+            let ahead = Some(Ahead { ranges, dates });
+            let (beside, _) = both(&mut store, &make, &found, after, last, now, ahead);
+            assert_eq!(
+                beside, want,
+                "case {case} read beside: ({after}, {last}] of ({after}, {upto}], {reached} read"
             );
             skipped += want.len();
         }
@@ -360,7 +457,7 @@ mod tests {
         let mut store = Store::rising(100_000, 1_000);
         let found = store.every(100);
         let make = || guard(7, 100_000, &[]);
-        let (got, want) = both(&mut store, &make, &found, 0, 100_000, at(200 * DAY));
+        let (got, want) = both(&mut store, &make, &found, 0, 100_000, at(200 * DAY), None);
         assert_eq!(got, want);
         assert!(got.is_empty());
         // `both` read the exact gaps too: 1,002 ranges in one call.
@@ -380,7 +477,7 @@ mod tests {
         }
         let found = store.every(50);
         let make = || guard(7, 20_000, &[]);
-        let (got, want) = both(&mut store, &make, &found, 0, 20_000, at(30 * DAY));
+        let (got, want) = both(&mut store, &make, &found, 0, 20_000, at(30 * DAY), None);
         assert_eq!(got, want);
         assert_eq!(
             got,

@@ -131,6 +131,9 @@ pub(crate) struct Scan {
     pub found: Vec<Found>,
 }
 
+/// The newest date of each of a list of ROWID ranges, in its order (`None`: no dated row).
+pub(crate) type Dates = Vec<Option<OffsetDateTime>>;
+
 /// What the poll engine needs from a store.
 pub(crate) trait Source {
     /// The per-type filter this store understands.
@@ -148,6 +151,16 @@ pub(crate) trait Source {
     /// date read as the scan reads it, in order and from one snapshot; the backfill guard
     /// judges found rows against them.
     fn newest(&mut self, ranges: &[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, StoreError>;
+    /// [`Source::scan`], with [`Source::newest`] of `ranges` read beside it on a second
+    /// connection to the same file: every range when the scan reads its whole window, else up
+    /// to the one holding its last match. The dates are a prefix of `ranges`, or `None` when
+    /// that read failed or found another file (read them with `newest` then).
+    fn scan_beside(
+        &mut self,
+        filter: &Self::Filter,
+        window: Window,
+        ranges: &[(i64, i64)],
+    ) -> Result<(Scan, Option<Dates>), StoreError>;
     /// Start one engine step, whose calls share one look at the file (see
     /// `StoreHandle::begin_read`); [`Source::stamp`] always looks afresh.
     fn begin_read(&mut self);

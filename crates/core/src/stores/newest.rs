@@ -2,6 +2,8 @@
 //! aggregates over the range rather than every row stepped into Rust (a filtered catch-up
 //! of a million rows judged its few found rows against a walk of all of them, issue 14).
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use rusqlite::Connection;
 use rusqlite::types::Value;
 use time::OffsetDateTime;
@@ -9,7 +11,8 @@ use time::OffsetDateTime;
 #[cfg(doc)]
 use super::Source;
 use super::open::StoreHandle;
-use super::read;
+use super::{Dates, Scan, Window, read};
+use crate::cursor::FileIdentity;
 use crate::error::StoreError;
 
 /// How one store's dates are read in aggregate.
@@ -40,6 +43,74 @@ pub(super) fn newest_of<C: Copy>(
             .map(|&(after, upto)| newest_in(conn, sql, after, upto))
             .collect()
     })
+}
+
+/// [`Source::scan_beside`]: `scan` on this thread while a second connection (`beside`, its own
+/// warm handle on the same file) reads the newest date of each of `ranges` in order on another.
+/// A filtered catch-up's guard reads every row's date in its window, about as long as the scan
+/// of the window's few matches takes; side by side they take the longer of the two, not the
+/// sum (issue 14). When the scan stops at `window.limit`, the reader stops after the range that
+/// holds its last match: the rows beyond are not the batch's. The ranges it read come back (a
+/// prefix of `ranges`), or `None` when it failed or read another file than the scan: the caller
+/// then reads on the scan's connection, as it would without this.
+pub(super) fn scan_beside<C: Copy + Send>(
+    beside: &mut StoreHandle<C>,
+    sql: &NewestSql,
+    window: Window,
+    ranges: &[(i64, i64)],
+    scan: impl FnOnce() -> Result<Scan, StoreError>,
+) -> Result<(Scan, Option<Dates>), StoreError> {
+    // Ranges starting at or past this are not read; `i64::MIN` stops at once.
+    let stop = AtomicI64::new(i64::MAX);
+    std::thread::scope(|threads| {
+        let reader = threads.spawn(|| newest_until(beside, sql, ranges, &stop));
+        let scan = scan();
+        let cover = match &scan {
+            Ok(scan) if scan.found.len() >= window.limit => {
+                scan.found.last().map_or(i64::MAX, |f| f.rowid)
+            }
+            Ok(_) => i64::MAX,
+            Err(_) => i64::MIN,
+        };
+        stop.store(cover, Ordering::Relaxed);
+        let dates = match reader.join() {
+            Ok(dates) => dates,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let scan = scan?;
+        let dates = dates
+            .ok()
+            .and_then(|(identity, dates)| (identity == scan.identity).then_some(dates));
+        Ok((scan, dates))
+    })
+}
+
+/// The newest date of each range in order, in one read transaction, until a range starts at or
+/// past `stop`; and the file it read.
+fn newest_until<C: Copy>(
+    handle: &mut StoreHandle<C>,
+    sql: &NewestSql,
+    ranges: &[(i64, i64)],
+    stop: &AtomicI64,
+) -> Result<(FileIdentity, Vec<Option<OffsetDateTime>>), StoreError> {
+    // One step: the look that gives the identity serves the read.
+    handle.begin_read();
+    let read = (|| {
+        let (_, identity, _) = handle.current()?;
+        let dates = handle.in_read(|conn| {
+            let mut dates = Vec::with_capacity(ranges.len());
+            for &(after, upto) in ranges {
+                if after >= stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                dates.push(newest_in(conn, sql, after, upto)?);
+            }
+            Ok(dates)
+        })?;
+        Ok((identity, dates))
+    })();
+    handle.end_read();
+    read
 }
 
 /// The newest date of `(after, upto]`, each date read as leniently as the scan reads it.

@@ -9,13 +9,14 @@ use crate::common::*;
 use serde_json::json;
 use tidings_core::{Clock, Cursor, Engine, EventType, StorePaths};
 use tidings_fixtures::{
-    AccountKind, Addr, MacHome, MailFixture, MailProfile, MessagesFixture, MessagesProfile,
-    NewChat, NewMail, NewMessage, Service, apple_ns_from_unix,
+    AccountKind, Addr, BulkSpec, MacHome, MailFixture, MailProfile, MessagesFixture,
+    MessagesProfile, NewChat, NewMail, NewMessage, Service, apple_ns_from_unix, bulk_mail,
 };
 use time::OffsetDateTime;
 
 const DAY: i64 = 86_400;
 const WEEK: Duration = Duration::from_secs(7 * DAY as u64);
+const DAY_DURATION: Duration = Duration::from_secs(DAY as u64);
 
 /// A clock the test moves, as a laptop's wakes.
 struct MovingClock(Mutex<OffsetDateTime>);
@@ -256,4 +257,91 @@ fn an_added_mail_account_does_not_replay_its_archive() {
         [news]
     );
     assert_eq!(engine.backfill_skipped(EventType::MailReceived), 40);
+}
+
+#[test]
+fn a_wide_catch_up_reads_its_dates_beside_the_scan_and_judges_alike() {
+    // 12,000 mails dated over two years, one in twenty from the watched domain, and a burst of
+    // 300 rows in the middle redated a year back (an account's archive): windows wider than the
+    // guard reads after the scan (`dates::AHEAD_MIN_ROWS`), so their dates are read on a second
+    // connection while the scan runs, to the window's end when a filter matches little, and
+    // stopped early when the scan fills its batch.
+    let dir = tempfile::tempdir().unwrap();
+    let home = MacHome::new(dir.path());
+    let spec = BulkSpec {
+        messages: 12_000,
+        target_domain: "watched.example.com".into(),
+        target_fraction: 0.05,
+        seed: 14,
+    };
+    bulk_mail(&home, MailProfile::V10Macos26, &spec).unwrap();
+    let burst = 6_000..=6_300;
+    let store = rusqlite::Connection::open(home.envelope_index()).unwrap();
+    store
+        .execute(
+            "UPDATE messages SET date_received = date_received - ?1 \
+             WHERE ROWID BETWEEN ?2 AND ?3",
+            [400 * DAY, *burst.start(), *burst.end()],
+        )
+        .unwrap();
+    let watched: Vec<i64> = store
+        .prepare(
+            "SELECT m.ROWID FROM messages m JOIN addresses a ON a.ROWID = m.sender \
+             WHERE a.address LIKE '%@watched.example.com' ORDER BY m.ROWID",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let (old, news): (Vec<i64>, Vec<i64>) = watched.iter().partition(|r| burst.contains(r));
+    assert!(
+        old.len() > 5 && news.len() > 400,
+        "{} old, {}",
+        old.len(),
+        news.len()
+    );
+
+    let engine = engine_for(&home, limits());
+    engine.set_backfill_window(EventType::MailReceived, Some(60 * DAY_DURATION));
+    let stamp = engine.stamp(EventType::MailReceived).unwrap();
+    let start = Cursor {
+        identity: stamp.identity,
+        rowid: 0,
+    };
+    let (sub, p) = subscribe(
+        &settings(&[], &[]),
+        json!({"name": "mail.received", "cursor": start.to_string(), "maxEvents": 1000,
+               "arguments": {"domains": ["watched.example.com"]}}),
+    );
+    let mut got = Vec::new();
+    let mut p = p;
+    loop {
+        let out = engine.poll(&sub, &p).unwrap();
+        got.extend(out.events.iter().map(rowid_of));
+        if !out.has_more {
+            break;
+        }
+        p.cursor = Some(out.cursor.parse().unwrap());
+    }
+    assert_eq!(got, news);
+    assert_eq!(
+        engine.backfill_skipped(EventType::MailReceived),
+        old.len() as u64
+    );
+    // Twenty at a time: each batch ends long before its window does, and the reader beside
+    // the scan is stopped there.
+    p.cursor = Some(start);
+    p.max_events = Some(20);
+    let mut twenties = Vec::new();
+    loop {
+        let out = engine.poll(&sub, &p).unwrap();
+        assert!(out.events.len() <= 20);
+        twenties.extend(out.events.iter().map(rowid_of));
+        if !out.has_more {
+            break;
+        }
+        p.cursor = Some(out.cursor.parse().unwrap());
+    }
+    assert_eq!(twenties, news);
 }

@@ -8,14 +8,14 @@ mod mailboxes;
 mod scan;
 pub(crate) mod schema;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use time::OffsetDateTime;
 
 use super::newest::NewestSql;
 use super::open::SeekSql;
-use super::{Scan, Source, Stamp, StoreHandle, Window, read};
+use super::{Dates, Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::error::StoreError;
 use crate::filter::{MailFilter, MailboxRef};
 
@@ -26,6 +26,9 @@ use schema::MailCaps;
 /// A warm, read-only handle on the Envelope Index.
 pub(crate) struct MailStore {
     handle: StoreHandle<MailCaps>,
+    /// A second connection to the same file, opened on first use, for the backfill guard's
+    /// dates read beside a catch-up's scan (`Source::scan_beside`).
+    beside: StoreHandle<MailCaps>,
     accounts_map: PathBuf,
     lookup: MailboxLookup,
 }
@@ -39,7 +42,8 @@ impl MailStore {
         busy_timeout: Duration,
     ) -> MailStore {
         MailStore {
-            handle: StoreHandle::new("Mail", envelope_index, busy_timeout, schema::probe),
+            handle: StoreHandle::new("Mail", envelope_index.clone(), busy_timeout, schema::probe),
+            beside: StoreHandle::new("Mail", envelope_index, busy_timeout, schema::probe),
             accounts_map,
             lookup: MailboxLookup::default(),
         }
@@ -161,24 +165,34 @@ impl Source for MailStore {
     }
 
     fn scan(&mut self, filter: &MailFilter, window: Window) -> Result<Scan, StoreError> {
-        let (conn, identity, caps) = self.handle.current()?;
-        let result = (|| {
-            // One read transaction: the lookup and the rows come from the same snapshot. The
-            // lookup compares (ROWID, url) pairs, so a rebuilt index is reparsed too.
-            let tx = conn.unchecked_transaction()?;
-            self.lookup.refresh(&tx, &self.accounts_map)?;
-            let lookup = &self.lookup;
-            let rows = read::fill(window, |w| scan::rows(&tx, caps, lookup, filter, w))?;
-            tx.finish()?;
-            Ok(rows)
-        })();
-        let rows = result.map_err(|e| self.handle.fail(e))?;
-        let found = self.handle.keep_readable(identity, rows);
-        Ok(Scan { identity, found })
+        scan_on(
+            &mut self.handle,
+            &mut self.lookup,
+            &self.accounts_map,
+            filter,
+            window,
+        )
     }
 
     fn newest(&mut self, ranges: &[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, StoreError> {
         super::newest::newest_of(&mut self.handle, &NEWEST, ranges)
+    }
+
+    fn scan_beside(
+        &mut self,
+        filter: &MailFilter,
+        window: Window,
+        ranges: &[(i64, i64)],
+    ) -> Result<(Scan, Option<Dates>), StoreError> {
+        let MailStore {
+            handle,
+            beside,
+            accounts_map,
+            lookup,
+        } = self;
+        super::newest::scan_beside(beside, &NEWEST, window, ranges, || {
+            scan_on(handle, lookup, accounts_map, filter, window)
+        })
     }
 
     fn begin_read(&mut self) {
@@ -188,4 +202,29 @@ impl Source for MailStore {
     fn end_read(&mut self) {
         self.handle.end_read();
     }
+}
+
+/// [`Source::scan`] on `handle`, with the mailbox lookup it refreshes: free of the store, so
+/// that [`Source::scan_beside`] can scan while its second connection reads.
+fn scan_on(
+    handle: &mut StoreHandle<MailCaps>,
+    lookup: &mut MailboxLookup,
+    accounts_map: &Path,
+    filter: &MailFilter,
+    window: Window,
+) -> Result<Scan, StoreError> {
+    let (conn, identity, caps) = handle.current()?;
+    let result = (|| {
+        // One read transaction: the lookup and the rows come from the same snapshot. The
+        // lookup compares (ROWID, url) pairs, so a rebuilt index is reparsed too.
+        let tx = conn.unchecked_transaction()?;
+        lookup.refresh(&tx, accounts_map)?;
+        let lookup = &*lookup;
+        let rows = read::fill(window, |w| scan::rows(&tx, caps, lookup, filter, w))?;
+        tx.finish()?;
+        Ok(rows)
+    })();
+    let rows = result.map_err(|e| handle.fail(e))?;
+    let found = handle.keep_readable(identity, rows);
+    Ok(Scan { identity, found })
 }

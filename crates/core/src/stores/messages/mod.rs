@@ -16,7 +16,7 @@ use time::OffsetDateTime;
 
 use super::newest::NewestSql;
 use super::open::SeekSql;
-use super::{Scan, Source, Stamp, StoreHandle, Window, read};
+use super::{Dates, Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::dates::to_apple_nanos;
 use crate::error::StoreError;
 use crate::filter::MessagesFilter;
@@ -26,13 +26,17 @@ use schema::MessagesCaps;
 /// A warm, read-only handle on chat.db.
 pub(crate) struct MessagesStore {
     handle: StoreHandle<MessagesCaps>,
+    /// A second connection to the same file, opened on first use, for the backfill guard's
+    /// dates read beside a catch-up's scan (`Source::scan_beside`).
+    beside: StoreHandle<MessagesCaps>,
 }
 
 impl MessagesStore {
     /// A handle on the database at `chat_db`. Nothing is opened until first use.
     pub fn new(chat_db: PathBuf, busy_timeout: Duration) -> MessagesStore {
         MessagesStore {
-            handle: StoreHandle::new("Messages", chat_db, busy_timeout, schema::probe),
+            handle: StoreHandle::new("Messages", chat_db.clone(), busy_timeout, schema::probe),
+            beside: StoreHandle::new("Messages", chat_db, busy_timeout, schema::probe),
         }
     }
 }
@@ -137,20 +141,23 @@ impl Source for MessagesStore {
     }
 
     fn scan(&mut self, filter: &MessagesFilter, window: Window) -> Result<Scan, StoreError> {
-        let (conn, identity, caps) = self.handle.current()?;
-        let result = (|| {
-            let tx = conn.unchecked_transaction()?;
-            let rows = read::fill(window, |w| scan::rows(&tx, caps, filter, w))?;
-            tx.finish()?;
-            Ok(rows)
-        })();
-        let rows = result.map_err(|e| self.handle.fail(e))?;
-        let found = self.handle.keep_readable(identity, rows);
-        Ok(Scan { identity, found })
+        scan_on(&mut self.handle, filter, window)
     }
 
     fn newest(&mut self, ranges: &[(i64, i64)]) -> Result<Vec<Option<OffsetDateTime>>, StoreError> {
         super::newest::newest_of(&mut self.handle, &NEWEST, ranges)
+    }
+
+    fn scan_beside(
+        &mut self,
+        filter: &MessagesFilter,
+        window: Window,
+        ranges: &[(i64, i64)],
+    ) -> Result<(Scan, Option<Dates>), StoreError> {
+        let MessagesStore { handle, beside } = self;
+        super::newest::scan_beside(beside, &NEWEST, window, ranges, || {
+            scan_on(handle, filter, window)
+        })
     }
 
     fn begin_read(&mut self) {
@@ -160,4 +167,23 @@ impl Source for MessagesStore {
     fn end_read(&mut self) {
         self.handle.end_read();
     }
+}
+
+/// [`Source::scan`] on `handle`: free of the store, so that [`Source::scan_beside`] can scan
+/// while its second connection reads.
+fn scan_on(
+    handle: &mut StoreHandle<MessagesCaps>,
+    filter: &MessagesFilter,
+    window: Window,
+) -> Result<Scan, StoreError> {
+    let (conn, identity, caps) = handle.current()?;
+    let result = (|| {
+        let tx = conn.unchecked_transaction()?;
+        let rows = read::fill(window, |w| scan::rows(&tx, caps, filter, w))?;
+        tx.finish()?;
+        Ok(rows)
+    })();
+    let rows = result.map_err(|e| handle.fail(e))?;
+    let found = handle.keep_readable(identity, rows);
+    Ok(Scan { identity, found })
 }
