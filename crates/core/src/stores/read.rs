@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use rusqlite::Row;
 use rusqlite::types::ValueRef;
 
+use super::sql::{PER_ROW_WINDOW, is_short};
 use super::{Found, Window};
 use crate::cursor::FileIdentity;
 
@@ -132,6 +133,56 @@ pub(crate) fn fill(
             _ => return Ok(out),
         }
     }
+}
+
+/// A dense match is read per row for at most about this many more ROWIDs after the first
+/// [`PER_ROW_WINDOW`] (a few milliseconds of rows that do not match); a sparser one is read
+/// with its senders listed.
+const PER_ROW_WALK: i64 = 4_096;
+
+/// [`fill`] for a scan whose `page` says whether it tests senders per row (see
+/// `sql::memberships`). Listed, a sender condition tests every handle of the store and then
+/// reads every match in the window, in sender order, to sort them, however few the batch
+/// takes: under the demo allowlist (whole domains, 2,441 of the bench store's 3,041 handles)
+/// a poll of 100 events with no filter read and sorted the 16,000 matches of a 20,000-ROWID
+/// window, 81 ms a call. Per row, rows are read in ROWID order and the read stops when the
+/// batch is full, but every row is tested, so a narrow allowlist walks the whole window (36 ms
+/// a call for a 1% domain). So when the allowlist is the only sender condition
+/// (`allowlist_alone`), a wide window's first [`PER_ROW_WINDOW`] ROWIDs are read per row, and
+/// the rate they matched at says how to read the rest: per row when at that rate the batch
+/// fills within [`PER_ROW_WALK`] more ROWIDs, else listed. Only the cost depends on the
+/// choice; both read the same rows. A filter's own senders are what a client asked for, a
+/// few people or a domain, and stay listed: that first read cost a 1% filter's catch-up a
+/// tenth of its time (docs/benchmarks.md, "An allowlist that matches most mail").
+pub(crate) fn fill_by_senders(
+    window: Window,
+    allowlist_alone: bool,
+    mut page: impl FnMut(Window, bool) -> rusqlite::Result<Vec<Read>>,
+) -> rusqlite::Result<Vec<Read>> {
+    let probe = Window {
+        upto: window.upto.min(window.after.saturating_add(PER_ROW_WINDOW)),
+        ..window
+    };
+    if !allowlist_alone || is_short(window) {
+        return fill(window, |w| page(w, is_short(w)));
+    }
+    let mut out = fill(probe, |w| page(w, true))?;
+    let found = out.iter().filter(|r| matches!(r, Read::Found(_))).count();
+    if found >= window.limit {
+        return Ok(out);
+    }
+    let rest = Window {
+        after: probe.upto,
+        upto: window.upto,
+        limit: window.limit - found,
+    };
+    // ROWIDs to fill the batch at the probe's rate: needed × probe width / matches.
+    let needed = i64::try_from(rest.limit).unwrap_or(i64::MAX);
+    let dense = found > 0
+        && needed.saturating_mul(PER_ROW_WINDOW) / i64::try_from(found).unwrap_or(1)
+            <= PER_ROW_WALK;
+    out.extend(fill(rest, |w| page(w, dense))?);
+    Ok(out)
 }
 
 /// Unreadable rows of one store file: counted once each, logged once each.
@@ -268,6 +319,74 @@ mod tests {
         // Met again (another stream over the same rows): not counted twice.
         u.sort_out("Messages", file, fill(window, page).unwrap());
         assert_eq!(u.total(), 3);
+    }
+
+    /// `fill_by_senders` over rows `1..=n` where every `k`th matches (`k = 0`: none) and
+    /// every 7th match cannot be read: the ROWIDs it returns, and how its pages tested senders
+    /// (per row or not, in turn).
+    fn by_senders(n: i64, k: i64, window: Window, alone: bool) -> (Vec<i64>, Vec<bool>) {
+        let mut pages = Vec::new();
+        let rows = fill_by_senders(window, alone, |w, per_row| {
+            pages.push(per_row);
+            Ok(((w.after + 1)..=w.upto.min(n))
+                .filter(|r| k > 0 && r % k == 0)
+                .map(|r| if r % (7 * k) == 0 { bad(r) } else { found(r) })
+                .take(w.limit)
+                .collect())
+        })
+        .unwrap();
+        pages.dedup();
+        (rows.iter().map(Read::rowid).collect(), pages)
+    }
+
+    #[test]
+    fn a_wide_window_under_the_allowlist_alone_reads_a_dense_match_per_row_and_a_sparse_one_listed()
+    {
+        let window = |limit| Window {
+            after: 0,
+            upto: 20_000,
+            limit,
+        };
+        // Every row of the window that `fill` reads, whichever way the senders are tested:
+        // the matches up to `limit` readable ones, and the unreadable ones among them.
+        let want = |k: i64, limit: usize| -> Vec<i64> {
+            let mut rows = Vec::new();
+            let mut readable = 0;
+            for r in (1..=20_000).filter(|r| k > 0 && r % k == 0) {
+                if readable == limit {
+                    break;
+                }
+                rows.push(r);
+                readable += usize::from(r % (7 * k) != 0);
+            }
+            rows
+        };
+        // Half the rows match: read per row, for a batch of 100 or 1,000.
+        assert_eq!(
+            by_senders(20_000, 2, window(101), true),
+            (want(2, 101), vec![true])
+        );
+        assert_eq!(
+            by_senders(20_000, 2, window(1_001), true),
+            (want(2, 1_001), vec![true])
+        );
+        // One row in a hundred: the probe finds two, and the rest is listed.
+        let (rows, pages) = by_senders(20_000, 100, window(1_001), true);
+        assert_eq!(rows, want(100, 1_001));
+        assert_eq!(pages, [true, false]);
+        // None in the probe: listed too.
+        let (rows, pages) = by_senders(20_000, 300, window(101), true);
+        assert_eq!(rows, want(300, 101));
+        assert_eq!(pages, [true, false]);
+        // A short window is one read, per row; a wide one that is not the allowlist's alone
+        // (a filter's senders, or no sender condition) is one read, listed.
+        let short = Window {
+            after: 0,
+            upto: 256,
+            limit: 101,
+        };
+        assert_eq!(by_senders(20_000, 100, short, true).1, [true]);
+        assert_eq!(by_senders(20_000, 2, window(101), false).1, [false]);
     }
 
     #[test]

@@ -69,15 +69,23 @@ pub(crate) enum Membership {
 /// condition's handles tests every handle of the store, and the planner then seeks the sender
 /// index once per listed handle: polling the newest row of the bench store (1M messages) under
 /// an allowlist that lists 2,441 of its 3,041 handles took 7 to 18 ms. Per row, a window this
-/// short costs well under a millisecond however many handles the store holds.
-const PER_ROW_WINDOW: i64 = 256;
+/// short costs well under a millisecond however many handles the store holds. A wider
+/// window's first this many ROWIDs are read per row too, and say how to read the rest
+/// (`read::fill_by_senders`).
+pub(crate) const PER_ROW_WINDOW: i64 = 256;
 
-/// How the filter's senders, then the allowlist, find their rows in `window`: per row in a
-/// short window; else the filter's senders are listed (so a sender index can drive the scan)
-/// and the allowlist is listed when it is the only sender condition, tested per row after a
-/// filter's senders.
-pub(crate) fn memberships(senders: &[SenderPattern], window: Window) -> [Membership; 2] {
-    if window.upto.saturating_sub(window.after) <= PER_ROW_WINDOW {
+/// Whether `window` is short enough to test its senders per row, whatever they match.
+pub(crate) fn is_short(window: Window) -> bool {
+    window.upto.saturating_sub(window.after) <= PER_ROW_WINDOW
+}
+
+/// How the filter's senders, then the allowlist, find their rows: both per row when the scan
+/// tests them `per_row` (a short window, or a wide one whose senders match densely, see
+/// `read::fill_by_senders`); else the filter's senders are listed (so a sender index can
+/// drive the scan) and the allowlist is listed when it is the only sender condition, tested
+/// per row after a filter's senders.
+pub(crate) fn memberships(senders: &[SenderPattern], per_row: bool) -> [Membership; 2] {
+    if per_row {
         [Membership::Row, Membership::Row]
     } else if senders.is_empty() {
         [Membership::List, Membership::List]

@@ -323,3 +323,67 @@ fn account_narrows_mail_to_one_account_and_names_an_unknown_one() {
     assert_eq!(field, "arguments.account");
     assert!(message.contains("nobody@nowhere.test"), "{message}");
 }
+
+/// Every event a client with no filter of its own gets from ROWID 0 under `allow`, `max` a
+/// call, with each call reading at most `scan_rows` ROWIDs.
+fn catch_up_alone(
+    home: &tidings_fixtures::MacHome,
+    allow: &[&str],
+    max: u32,
+    scan_rows: i64,
+) -> Vec<i64> {
+    let engine = engine_for(
+        home,
+        tidings_core::Limits {
+            scan_rows,
+            ..limits()
+        },
+    );
+    let stamp = engine.stamp(EventType::MailReceived).unwrap();
+    let start = tidings_core::Cursor {
+        identity: stamp.identity,
+        rowid: 0,
+    };
+    let (sub, mut p) = subscribe(
+        &settings(allow, &[]),
+        json!({"name": "mail.received", "cursor": start.to_string(), "maxEvents": max}),
+    );
+    let mut got = Vec::new();
+    loop {
+        let out = engine.poll(&sub, &p).unwrap();
+        got.extend(out.events.iter().map(rowid_of));
+        if !out.has_more {
+            return got;
+        }
+        p.cursor = Some(out.cursor.parse().unwrap());
+    }
+}
+
+#[test]
+fn the_allowlist_alone_catches_up_to_the_same_rows_whether_it_matches_most_mail_or_little() {
+    // 12,000 mails, 5% from one domain. Under an allowlist of whole example domains (most
+    // senders), a wide window is read per row once its first rows show most match; under one
+    // domain's, its senders are listed. Either way the events are those of windows so short
+    // that every sender is always tested per row.
+    let dir = tempfile::tempdir().unwrap();
+    let home = tidings_fixtures::MacHome::new(dir.path());
+    let spec = tidings_fixtures::BulkSpec {
+        messages: 12_000,
+        target_domain: "watched.example.com".into(),
+        target_fraction: 0.05,
+        seed: 9,
+    };
+    tidings_fixtures::bulk_mail(&home, MailProfile::V10Macos26, &spec).unwrap();
+    for (allow, at_least) in [
+        (&["example.com", "example.org", "example.net"][..], 6_000),
+        (&["watched.example.com"][..], 400),
+    ] {
+        let short = catch_up_alone(&home, allow, 100, 256);
+        assert!(short.len() >= at_least, "{allow:?}: {} events", short.len());
+        // A batch of 100 fills within the first rows; one of 1,000 reads on past them.
+        for max in [100, 1_000] {
+            let wide = catch_up_alone(&home, allow, max, 20_000);
+            assert_eq!(wide, short, "{allow:?}, {max} a call");
+        }
+    }
+}

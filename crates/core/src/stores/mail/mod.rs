@@ -78,7 +78,14 @@ impl MailStore {
 impl MailStore {
     pub(crate) fn scan_sql(&mut self, filter: &MailFilter, window: Window) -> String {
         let (_, _, caps) = self.handle.current().unwrap();
-        scan::query(caps, &self.lookup, filter, window).sql
+        scan::query(
+            caps,
+            &self.lookup,
+            filter,
+            window,
+            super::sql::is_short(window),
+        )
+        .sql
     }
 
     /// The statement the seek reads the date index with; `None` without the index.
@@ -220,7 +227,10 @@ fn scan_on(
         let tx = conn.unchecked_transaction()?;
         lookup.refresh(&tx, accounts_map)?;
         let lookup = &*lookup;
-        let rows = read::fill(window, |w| scan::rows(&tx, caps, lookup, filter, w))?;
+        let alone = filter.senders.is_empty() && !filter.allow.is_empty();
+        let rows = read::fill_by_senders(window, alone, |w, per_row| {
+            scan::rows(&tx, caps, lookup, filter, w, per_row)
+        })?;
         tx.finish()?;
         Ok(rows)
     })();

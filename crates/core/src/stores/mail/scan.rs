@@ -27,12 +27,13 @@ pub(crate) fn rows(
     lookup: &MailboxLookup,
     filter: &MailFilter,
     window: Window,
+    per_row: bool,
 ) -> rusqlite::Result<Vec<Read>> {
     let Query {
         sql,
         params,
         wanted_mailboxes,
-    } = query(caps, lookup, filter, window);
+    } = query(caps, lookup, filter, window, per_row);
     // Cached: the text is the same for every call of one subscription (only the values bound
     // change), so it is compiled once per connection.
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -69,8 +70,8 @@ pub(crate) fn rows(
 }
 
 /// A scan's SQL and the values it binds. The text depends only on the filter's shape (how
-/// many patterns of each kind, mailboxes and the store's features) and on whether the window
-/// is short (`memberships`), never on its bounds or the patterns' values, so one
+/// many patterns of each kind, mailboxes and the store's features) and on whether senders are
+/// tested per row (`memberships`), never on its bounds or the patterns' values, so one
 /// subscription's polls share two compiled statements at most.
 pub(crate) struct Query {
     pub sql: String,
@@ -85,6 +86,7 @@ pub(crate) fn query(
     lookup: &MailboxLookup,
     filter: &MailFilter,
     window: Window,
+    per_row: bool,
 ) -> Query {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
@@ -101,9 +103,9 @@ pub(crate) fn query(
         "+m.deleted = 0".to_owned(),
     ];
     // The filter's senders pick the rows (listed, so a sender index can drive the scan);
-    // the allowlist is then tested on those rows' senders only; a short window tests both
-    // per row (see `memberships`).
-    let [senders, allow] = memberships(&filter.senders, window);
+    // the allowlist is then tested on those rows' senders only; a short window, or a dense
+    // match, tests both per row (see `memberships`).
+    let [senders, allow] = memberships(&filter.senders, per_row);
     for (patterns, membership) in [(&filter.senders, senders), (&filter.allow, allow)] {
         if !patterns.is_empty() {
             let cond = sender_condition(

@@ -71,7 +71,7 @@ impl MessagesStore {
 impl MessagesStore {
     pub(crate) fn scan_sql(&mut self, filter: &MessagesFilter, window: Window) -> String {
         let (_, _, caps) = self.handle.current().unwrap();
-        scan::query(caps, filter, window).0
+        scan::query(caps, filter, window, super::sql::is_short(window)).0
     }
 
     /// The statement the seek reads the date index with; `None` without the index.
@@ -179,7 +179,10 @@ fn scan_on(
     let (conn, identity, caps) = handle.current()?;
     let result = (|| {
         let tx = conn.unchecked_transaction()?;
-        let rows = read::fill(window, |w| scan::rows(&tx, caps, filter, w))?;
+        let alone = filter.senders.is_empty() && !filter.allow.is_empty();
+        let rows = read::fill_by_senders(window, alone, |w, per_row| {
+            scan::rows(&tx, caps, filter, w, per_row)
+        })?;
         tx.finish()?;
         Ok(rows)
     })();

@@ -24,8 +24,9 @@ pub(crate) fn rows(
     caps: MessagesCaps,
     filter: &MessagesFilter,
     window: Window,
+    per_row: bool,
 ) -> rusqlite::Result<Vec<Read>> {
-    let (sql, params) = query(caps, filter, window);
+    let (sql, params) = query(caps, filter, window, per_row);
     // Cached: the text is the same for every call of one subscription (only the values bound
     // change), so it is compiled once per connection.
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -39,13 +40,14 @@ pub(crate) fn rows(
 }
 
 /// The scan of `window` for `filter`: its SQL and the values it binds. The text depends only
-/// on the filter's shape, the store's features and whether the window is short
+/// on the filter's shape, the store's features and whether senders are tested per row
 /// (`memberships`), never on its bounds or the values, so one subscription's polls share two
 /// compiled statements at most.
 pub(crate) fn query(
     caps: MessagesCaps,
     filter: &MessagesFilter,
     window: Window,
+    per_row: bool,
 ) -> (String, Vec<SqlValue>) {
     let mut params: Vec<SqlValue> = vec![
         SqlValue::Integer(window.after),
@@ -53,9 +55,9 @@ pub(crate) fn query(
     ];
     let mut conditions = vec!["m.ROWID > ?".to_owned(), "m.ROWID <= ?".to_owned()];
     // The filter's senders pick the rows (listed, so a sender index can drive the scan);
-    // the allowlist is then tested on those rows' senders only; a short window tests both
-    // per row (see `memberships`).
-    let [senders, allow] = memberships(&filter.senders, window);
+    // the allowlist is then tested on those rows' senders only; a short window, or a dense
+    // match, tests both per row (see `memberships`).
+    let [senders, allow] = memberships(&filter.senders, per_row);
     for (patterns, membership) in [(&filter.senders, senders), (&filter.allow, allow)] {
         if !patterns.is_empty() {
             let cond = sender_condition(
