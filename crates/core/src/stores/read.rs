@@ -159,13 +159,13 @@ pub(crate) fn fill_by_senders(
     allowlist_alone: bool,
     mut page: impl FnMut(Window, bool) -> rusqlite::Result<Vec<Read>>,
 ) -> rusqlite::Result<Vec<Read>> {
-    let probe = Window {
-        upto: window.upto.min(window.after.saturating_add(PER_ROW_WINDOW)),
-        ..window
-    };
     if !allowlist_alone || is_short(window) {
         return fill(window, |w| page(w, is_short(w)));
     }
+    let probe = Window {
+        upto: window.after.saturating_add(PER_ROW_WINDOW),
+        ..window
+    };
     let mut out = fill(probe, |w| page(w, true))?;
     let found = out.iter().filter(|r| matches!(r, Read::Found(_))).count();
     if found >= window.limit {
@@ -340,8 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn a_wide_window_under_the_allowlist_alone_reads_a_dense_match_per_row_and_a_sparse_one_listed()
-    {
+    fn the_allowlist_alone_reads_a_dense_match_per_row_and_a_sparse_one_listed() {
         let window = |limit| Window {
             after: 0,
             upto: 20_000,
