@@ -11,7 +11,7 @@ use time::OffsetDateTime;
 #[cfg(doc)]
 use super::Source;
 use super::open::StoreHandle;
-use super::{Dates, Scan, Window, read};
+use super::{Dates, Scan, Stamp, Window, read};
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
 
@@ -45,16 +45,54 @@ pub(super) fn newest_of<C: Copy>(
     })
 }
 
-/// [`Source::scan_beside`]: `scan` on this thread while a second connection (`beside`, its own
-/// warm handle on the same file) reads the newest date of each of `ranges` in order on another.
-/// A filtered catch-up's guard reads every row's date in its window, about as long as the scan
-/// of the window's few matches takes; side by side they take the longer of the two, not the
-/// sum (issue 14). When the scan stops at `window.limit`, the reader stops after the range that
-/// holds its last match: the rows beyond are not the batch's. The ranges it read come back (a
-/// prefix of `ranges`), or `None` when it failed or read another file than the scan: the caller
-/// then reads on the scan's connection, as it would without this.
+/// The second connection of [`Source::scan_beside`], with the last stamp of the store's own
+/// connection.
+///
+/// It is looked at only while it reads, and an open connection that is not looked at is in
+/// the owner's way once the store is wiped in place: it trusts the old `-shm`, and the owner's
+/// next write fails as locked (decisions/stores.md). So any change the store's own stamp sees
+/// (a commit, a wipe, a rebuild, a failure; the hub stamps on every file event) closes it, and
+/// the next catch-up opens it again. A drain's calls, with no change between them, share it:
+/// closing it after every call cost a drain of the bench store a fifth of its time.
+pub(super) struct Beside<C> {
+    handle: StoreHandle<C>,
+    stamped: Option<Stamp>,
+}
+
+impl<C: Copy> Beside<C> {
+    pub(super) fn new(handle: StoreHandle<C>) -> Self {
+        Beside {
+            handle,
+            stamped: None,
+        }
+    }
+
+    /// Close the connection when `stamp` (the store's own, just taken) is not the last one.
+    pub(super) fn after_stamp(&mut self, stamp: &Result<Stamp, StoreError>) {
+        let now = stamp.as_ref().ok().copied();
+        if now.is_none() || now != self.stamped {
+            self.handle.close();
+        }
+        self.stamped = now;
+    }
+
+    /// Whether the connection is open (for tests).
+    #[cfg(test)]
+    pub(super) fn is_open(&self) -> bool {
+        self.handle.is_open()
+    }
+}
+
+/// [`Source::scan_beside`]: `scan` on this thread while the second connection (`beside`, its
+/// own warm handle on the same file) reads the newest date of each of `ranges` in order on
+/// another. A filtered catch-up's guard reads every row's date in its window, about as long
+/// as the scan of the window's few matches takes; side by side they take the longer of the
+/// two, not the sum (issue 14). When the scan stops at `window.limit`, the reader stops after
+/// the range that holds its last match: the rows beyond are not the batch's. The ranges it
+/// read come back (a prefix of `ranges`), or `None` when it failed or read another file than
+/// the scan: the caller then reads on the scan's connection, as it would without this.
 pub(super) fn scan_beside<C: Copy + Send>(
-    beside: &mut StoreHandle<C>,
+    beside: &mut Beside<C>,
     sql: &NewestSql,
     window: Window,
     ranges: &[(i64, i64)],
@@ -62,8 +100,8 @@ pub(super) fn scan_beside<C: Copy + Send>(
 ) -> Result<(Scan, Option<Dates>), StoreError> {
     // Ranges starting at or past this are not read; `i64::MIN` stops at once.
     let stop = AtomicI64::new(i64::MAX);
-    std::thread::scope(|threads| {
-        let reader = threads.spawn(|| newest_until(beside, sql, ranges, &stop));
+    let (scan, dates) = std::thread::scope(|threads| {
+        let reader = threads.spawn(|| newest_until(&mut beside.handle, sql, ranges, &stop));
         let scan = scan();
         let cover = match &scan {
             Ok(scan) if scan.found.len() >= window.limit => {
@@ -73,16 +111,16 @@ pub(super) fn scan_beside<C: Copy + Send>(
             Err(_) => i64::MIN,
         };
         stop.store(cover, Ordering::Relaxed);
-        let dates = match reader.join() {
-            Ok(dates) => dates,
+        match reader.join() {
+            Ok(dates) => (scan, dates),
             Err(panic) => std::panic::resume_unwind(panic),
-        };
-        let scan = scan?;
-        let dates = dates
-            .ok()
-            .and_then(|(identity, dates)| (identity == scan.identity).then_some(dates));
-        Ok((scan, dates))
-    })
+        }
+    });
+    let scan = scan?;
+    let dates = dates
+        .ok()
+        .and_then(|(identity, dates)| (identity == scan.identity).then_some(dates));
+    Ok((scan, dates))
 }
 
 /// The newest date of each range in order, in one read transaction, until a range starts at or
@@ -163,8 +201,11 @@ mod tests {
     use time::OffsetDateTime;
 
     use crate::dates::{APPLE_NANOS_THRESHOLD, from_apple, from_unix_secs};
+    use tidings_fixtures::{Addr, MailFixture, NewMail};
+
+    use crate::filter::MailFilter;
     use crate::stores::plans::{mail_store, messages_store, world};
-    use crate::stores::{Source, read};
+    use crate::stores::{Source, Window, read};
 
     /// Odd dates a stranger's store may hold: a real with a fraction (the date columns' integer
     /// affinity turns numeric text and whole reals into integers), text, zero, a negative,
@@ -269,5 +310,48 @@ mod tests {
     fn the_messages_classes_split_where_from_apple_does() {
         let split = super::super::messages::NEWEST.ordered_above;
         assert_eq!(split, Some(APPLE_NANOS_THRESHOLD));
+    }
+
+    #[test]
+    fn dates_read_beside_a_scan_are_the_stores_and_a_change_closes_the_second_connection() {
+        let (_dir, home, paths) = world();
+        let mut store = mail_store(&paths);
+        let head = store.stamp().unwrap().head;
+        let ranges: Vec<(i64, i64)> = (0..head)
+            .flat_map(|after| (after..=head).map(move |upto| (after, upto)))
+            .collect();
+        let window = Window {
+            after: 0,
+            upto: head,
+            limit: 10_000,
+        };
+        let none = MailFilter::default();
+        let (scan, dates) = store.scan_beside(&none, window, &ranges).unwrap();
+        assert_eq!(scan, store.scan(&none, window).unwrap());
+        assert_eq!(dates.unwrap(), store.newest(&ranges).unwrap());
+        assert!(store.beside_open());
+        store.stamp().unwrap();
+        assert!(
+            store.beside_open(),
+            "nothing changed: a drain's next call shares it"
+        );
+        // A commit: the next stamp closes it, and the next read opens it again.
+        let mut mail = MailFixture::open(&home).unwrap();
+        let mailbox: i64 = mail
+            .connection()
+            .query_row("SELECT min(ROWID) FROM mailboxes", [], |r| r.get(0))
+            .unwrap();
+        let from = Addr::new("late@example.com", "Late");
+        mail.append(&NewMail::new(from, "late", mailbox, Some(1_700_000_000)))
+            .unwrap();
+        store.stamp().unwrap();
+        assert!(!store.beside_open(), "a change closes it");
+        let (_, dates) = store.scan_beside(&none, window, &ranges).unwrap();
+        assert_eq!(dates.unwrap(), store.newest(&ranges).unwrap());
+        assert!(store.beside_open());
+        // A store that cannot be stamped closes it too.
+        std::fs::remove_file(home.envelope_index()).unwrap();
+        assert!(store.stamp().is_err());
+        assert!(!store.beside_open(), "a failed stamp closes it");
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::newest::NewestSql;
+use super::newest::{Beside, NewestSql};
 use super::open::SeekSql;
 use super::{Dates, Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::error::StoreError;
@@ -26,9 +26,9 @@ use schema::MailCaps;
 /// A warm, read-only handle on the Envelope Index.
 pub(crate) struct MailStore {
     handle: StoreHandle<MailCaps>,
-    /// A second connection to the same file, opened on first use, for the backfill guard's
-    /// dates read beside a catch-up's scan (`Source::scan_beside`).
-    beside: StoreHandle<MailCaps>,
+    /// A second connection to the same file, for the backfill guard's dates read beside a
+    /// catch-up's scan (`Source::scan_beside`); closed on any change the stamp sees.
+    beside: Beside<MailCaps>,
     accounts_map: PathBuf,
     lookup: MailboxLookup,
 }
@@ -43,7 +43,12 @@ impl MailStore {
     ) -> MailStore {
         MailStore {
             handle: StoreHandle::new("Mail", envelope_index.clone(), busy_timeout, schema::probe),
-            beside: StoreHandle::new("Mail", envelope_index, busy_timeout, schema::probe),
+            beside: Beside::new(StoreHandle::new(
+                "Mail",
+                envelope_index,
+                busy_timeout,
+                schema::probe,
+            )),
             accounts_map,
             lookup: MailboxLookup::default(),
         }
@@ -106,6 +111,11 @@ impl MailStore {
         self.handle.statement_counters(sql)
     }
 
+    /// Whether the second connection (`Source::scan_beside`) is open.
+    pub(crate) fn beside_open(&self) -> bool {
+        self.beside.is_open()
+    }
+
     /// How many times this connection read the head.
     pub(crate) fn head_reads(&mut self) -> Option<i32> {
         Some(self.handle.statement_counters(HEAD_SQL)?.0)
@@ -154,7 +164,9 @@ impl Source for MailStore {
     type Filter = MailFilter;
 
     fn stamp(&mut self) -> Result<Stamp, StoreError> {
-        self.handle.stamp(HEAD_SQL)
+        let stamp = self.handle.stamp(HEAD_SQL);
+        self.beside.after_stamp(&stamp);
+        stamp
     }
 
     fn unreadable_rows(&self) -> u64 {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use rusqlite::OptionalExtension;
 use time::OffsetDateTime;
 
-use super::newest::NewestSql;
+use super::newest::{Beside, NewestSql};
 use super::open::SeekSql;
 use super::{Dates, Scan, Source, Stamp, StoreHandle, Window, read};
 use crate::dates::to_apple_nanos;
@@ -26,9 +26,9 @@ use schema::MessagesCaps;
 /// A warm, read-only handle on chat.db.
 pub(crate) struct MessagesStore {
     handle: StoreHandle<MessagesCaps>,
-    /// A second connection to the same file, opened on first use, for the backfill guard's
-    /// dates read beside a catch-up's scan (`Source::scan_beside`).
-    beside: StoreHandle<MessagesCaps>,
+    /// A second connection to the same file, for the backfill guard's dates read beside a
+    /// catch-up's scan (`Source::scan_beside`); closed on any change the stamp sees.
+    beside: Beside<MessagesCaps>,
 }
 
 impl MessagesStore {
@@ -36,7 +36,12 @@ impl MessagesStore {
     pub fn new(chat_db: PathBuf, busy_timeout: Duration) -> MessagesStore {
         MessagesStore {
             handle: StoreHandle::new("Messages", chat_db.clone(), busy_timeout, schema::probe),
-            beside: StoreHandle::new("Messages", chat_db, busy_timeout, schema::probe),
+            beside: Beside::new(StoreHandle::new(
+                "Messages",
+                chat_db,
+                busy_timeout,
+                schema::probe,
+            )),
         }
     }
 }
@@ -123,7 +128,9 @@ impl Source for MessagesStore {
     type Filter = MessagesFilter;
 
     fn stamp(&mut self) -> Result<Stamp, StoreError> {
-        self.handle.stamp(HEAD_SQL)
+        let stamp = self.handle.stamp(HEAD_SQL);
+        self.beside.after_stamp(&stamp);
+        stamp
     }
 
     fn unreadable_rows(&self) -> u64 {
