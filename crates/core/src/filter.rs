@@ -257,6 +257,25 @@ pub struct MessagesFilter {
     pub service: Option<Service>,
 }
 
+impl MailFilter {
+    /// The user's allowlist is the only sender condition (see `stores::read::fill_by_senders`).
+    pub(crate) fn allowlist_alone(&self) -> bool {
+        allowlist_alone(&self.senders, &self.allow)
+    }
+}
+
+impl MessagesFilter {
+    /// The user's allowlist is the only sender condition (see `stores::read::fill_by_senders`).
+    pub(crate) fn allowlist_alone(&self) -> bool {
+        allowlist_alone(&self.senders, &self.allow)
+    }
+}
+
+/// No client senders, and an allowlist.
+fn allowlist_alone(senders: &[SenderPattern], allow: &[SenderPattern]) -> bool {
+    senders.is_empty() && !allow.is_empty()
+}
+
 /// A Messages service, as chat.db spells it in `message.service` and `chat.service_name`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Service {

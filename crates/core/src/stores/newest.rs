@@ -201,10 +201,8 @@ mod tests {
     use time::OffsetDateTime;
 
     use crate::dates::{APPLE_NANOS_THRESHOLD, from_apple, from_unix_secs};
-    use tidings_fixtures::{Addr, MailFixture, NewMail};
-
     use crate::filter::MailFilter;
-    use crate::stores::plans::{mail_store, messages_store, world};
+    use crate::stores::plans::{append_late_mail, mail_store, messages_store, world};
     use crate::stores::{Source, Window, read};
 
     /// Odd dates a stranger's store may hold: a real with a fraction (the date columns' integer
@@ -336,14 +334,7 @@ mod tests {
             "nothing changed: a drain's next call shares it"
         );
         // A commit: the next stamp closes it, and the next read opens it again.
-        let mut mail = MailFixture::open(&home).unwrap();
-        let mailbox: i64 = mail
-            .connection()
-            .query_row("SELECT min(ROWID) FROM mailboxes", [], |r| r.get(0))
-            .unwrap();
-        let from = Addr::new("late@example.com", "Late");
-        mail.append(&NewMail::new(from, "late", mailbox, Some(1_700_000_000)))
-            .unwrap();
+        append_late_mail(&home);
         store.stamp().unwrap();
         assert!(!store.beside_open(), "a change closes it");
         let (_, dates) = store.scan_beside(&none, window, &ranges).unwrap();

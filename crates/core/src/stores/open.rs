@@ -10,7 +10,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
 use crate::stores::read::{Read, Unreadable};
-use crate::stores::{Found, Stamp};
+use crate::stores::{Found, Scan, Stamp};
 
 /// The `-wal` beside a database: its path with `-wal` appended.
 fn wal_path(db: &Path) -> PathBuf {
@@ -299,6 +299,25 @@ impl<C: Copy> StoreHandle<C> {
             Ok(out)
         })();
         r.map_err(|e| self.fail(e))
+    }
+
+    /// A scan: `read` on the open connection in one read transaction (its rows, and whatever it
+    /// reads beside them, from one snapshot), with the file's features; the unreadable rows
+    /// among what it returns are counted and left out.
+    pub(crate) fn scan(
+        &mut self,
+        read: impl FnOnce(&Connection, C) -> rusqlite::Result<Vec<Read>>,
+    ) -> Result<Scan, StoreError> {
+        let (conn, identity, caps) = self.current()?;
+        let result = (|| {
+            let tx = conn.unchecked_transaction()?;
+            let rows = read(&tx, caps)?;
+            tx.finish()?;
+            Ok(rows)
+        })();
+        let rows = result.map_err(|e| self.fail(e))?;
+        let found = self.keep_readable(identity, rows);
+        Ok(Scan { identity, found })
     }
 
     /// The single optional integer `sql` yields for `value` (a date-index seek).

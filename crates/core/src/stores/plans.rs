@@ -25,6 +25,18 @@ pub(super) fn world() -> (tempfile::TempDir, MacHome, StorePaths) {
     (dir, home, paths)
 }
 
+/// Commit one more mail to the Envelope Index under `home`; its ROWID.
+pub(super) fn append_late_mail(home: &MacHome) -> i64 {
+    let mut mail = MailFixture::open(home).unwrap();
+    let mailbox: i64 = mail
+        .connection()
+        .query_row("SELECT min(ROWID) FROM mailboxes", [], |r| r.get(0))
+        .unwrap();
+    let from = Addr::new("late@example.com", "Late");
+    mail.append(&NewMail::new(from, "late", mailbox, Some(1_700_000_000)))
+        .unwrap()
+}
+
 /// The Envelope Index of `paths`, as the engine opens it.
 pub(super) fn mail_store(paths: &StorePaths) -> MailStore {
     MailStore::new(
@@ -122,15 +134,7 @@ fn the_stamp_reads_the_head_only_after_a_commit() {
         Some(1),
         "an unchanged store is not read again"
     );
-    let mut mail = MailFixture::open(&home).unwrap();
-    let mailbox: i64 = mail
-        .connection()
-        .query_row("SELECT min(ROWID) FROM mailboxes", [], |r| r.get(0))
-        .unwrap();
-    let from = Addr::new("late@example.com", "Late");
-    let rowid = mail
-        .append(&NewMail::new(from, "after", mailbox, Some(1_700_000_000)))
-        .unwrap();
+    let rowid = append_late_mail(&home);
     let after = store.stamp().unwrap();
     assert_eq!(after.head, rowid, "a commit is seen at once");
     assert_ne!(after.data_version, first.data_version);

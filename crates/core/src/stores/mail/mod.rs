@@ -232,21 +232,13 @@ fn scan_on(
     filter: &MailFilter,
     window: Window,
 ) -> Result<Scan, StoreError> {
-    let (conn, identity, caps) = handle.current()?;
-    let result = (|| {
-        // One read transaction: the lookup and the rows come from the same snapshot. The
-        // lookup compares (ROWID, url) pairs, so a rebuilt index is reparsed too.
-        let tx = conn.unchecked_transaction()?;
-        lookup.refresh(&tx, accounts_map)?;
+    handle.scan(|tx, caps| {
+        // The lookup and the rows from the same snapshot. The lookup compares (ROWID, url)
+        // pairs, so a rebuilt index is reparsed too.
+        lookup.refresh(tx, accounts_map)?;
         let lookup = &*lookup;
-        let alone = filter.senders.is_empty() && !filter.allow.is_empty();
-        let rows = read::fill_by_senders(window, alone, |w, per_row| {
-            scan::rows(&tx, caps, lookup, filter, w, per_row)
-        })?;
-        tx.finish()?;
-        Ok(rows)
-    })();
-    let rows = result.map_err(|e| handle.fail(e))?;
-    let found = handle.keep_readable(identity, rows);
-    Ok(Scan { identity, found })
+        read::fill_by_senders(window, filter.allowlist_alone(), |w, per_row| {
+            scan::rows(tx, caps, lookup, filter, w, per_row)
+        })
+    })
 }

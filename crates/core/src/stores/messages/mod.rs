@@ -183,17 +183,9 @@ fn scan_on(
     filter: &MessagesFilter,
     window: Window,
 ) -> Result<Scan, StoreError> {
-    let (conn, identity, caps) = handle.current()?;
-    let result = (|| {
-        let tx = conn.unchecked_transaction()?;
-        let alone = filter.senders.is_empty() && !filter.allow.is_empty();
-        let rows = read::fill_by_senders(window, alone, |w, per_row| {
-            scan::rows(&tx, caps, filter, w, per_row)
-        })?;
-        tx.finish()?;
-        Ok(rows)
-    })();
-    let rows = result.map_err(|e| handle.fail(e))?;
-    let found = handle.keep_readable(identity, rows);
-    Ok(Scan { identity, found })
+    handle.scan(|tx, caps| {
+        read::fill_by_senders(window, filter.allowlist_alone(), |w, per_row| {
+            scan::rows(tx, caps, filter, w, per_row)
+        })
+    })
 }
