@@ -100,9 +100,16 @@ pub(super) fn scan_beside<C: Copy + Send>(
 ) -> Result<(Scan, Option<Dates>), StoreError> {
     // Ranges starting at or past this are not read; `i64::MIN` stops at once.
     let stop = AtomicI64::new(i64::MAX);
+    let handle = &mut beside.handle;
     let (scan, dates) = std::thread::scope(|threads| {
-        let reader = threads.spawn(|| newest_until(&mut beside.handle, sql, ranges, &stop));
+        // A thread the system will not start fails nothing: the dates are read after the scan.
+        let reader = std::thread::Builder::new()
+            .name("tidings-guard".into())
+            .spawn_scoped(threads, || newest_until(handle, sql, ranges, &stop));
         let scan = scan();
+        let Ok(reader) = reader else {
+            return (scan, None);
+        };
         let cover = match &scan {
             Ok(scan) if scan.found.len() >= window.limit => {
                 scan.found.last().map_or(i64::MAX, |f| f.rowid)
@@ -112,14 +119,12 @@ pub(super) fn scan_beside<C: Copy + Send>(
         };
         stop.store(cover, Ordering::Relaxed);
         match reader.join() {
-            Ok(dates) => (scan, dates),
+            Ok(dates) => (scan, dates.ok()),
             Err(panic) => std::panic::resume_unwind(panic),
         }
     });
     let scan = scan?;
-    let dates = dates
-        .ok()
-        .and_then(|(identity, dates)| (identity == scan.identity).then_some(dates));
+    let dates = dates.and_then(|(identity, dates)| (identity == scan.identity).then_some(dates));
     Ok((scan, dates))
 }
 
