@@ -4,7 +4,9 @@
 //! rows live), with a short busy timeout, and read in short transactions so that we never hold
 //! back the owner's checkpoints. A store is reopened when its file identity changes (a rebuild)
 //! or when the file or its `-wal` shrinks (wiped or truncated in place); an empty file is an
-//! error with nothing held open on it.
+//! error with nothing held open on it. A catch-up's wide window also opens a second connection
+//! for the backfill guard's dates, closed again on any change the first one's stamp sees
+//! (`newest::Beside`).
 //!
 //! Private to the crate: the engine is the only reader, so a caller cannot scan a store past
 //! the subscription's filter or the poll engine's bounds. [`StorePaths`] and [`Stamp`] are

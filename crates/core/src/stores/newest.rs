@@ -1,6 +1,8 @@
 //! The newest date of a ROWID range, for the backfill guard ([`Source::newest`]): SQL
 //! aggregates over the range rather than every row stepped into Rust (a filtered catch-up
-//! of a million rows judged its few found rows against a walk of all of them, issue 14).
+//! of a million rows judged its few found rows against a walk of all of them, issue 14);
+//! and the same read on a second connection beside a catch-up's scan
+//! ([`Source::scan_beside`]).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
