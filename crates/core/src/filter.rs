@@ -258,22 +258,19 @@ pub struct MessagesFilter {
 }
 
 impl MailFilter {
-    /// The user's allowlist is the only sender condition (see `stores::read::fill_by_senders`).
-    pub(crate) fn allowlist_alone(&self) -> bool {
-        allowlist_alone(&self.senders, &self.allow)
+    /// Whether a scan tests senders: the client's or the allowlist (see
+    /// `stores::read::fill_by_senders`).
+    pub(crate) fn tests_senders(&self) -> bool {
+        !(self.senders.is_empty() && self.allow.is_empty())
     }
 }
 
 impl MessagesFilter {
-    /// The user's allowlist is the only sender condition (see `stores::read::fill_by_senders`).
-    pub(crate) fn allowlist_alone(&self) -> bool {
-        allowlist_alone(&self.senders, &self.allow)
+    /// Whether a scan tests senders: the client's or the allowlist (see
+    /// `stores::read::fill_by_senders`).
+    pub(crate) fn tests_senders(&self) -> bool {
+        !(self.senders.is_empty() && self.allow.is_empty())
     }
-}
-
-/// No client senders, and an allowlist.
-fn allowlist_alone(senders: &[SenderPattern], allow: &[SenderPattern]) -> bool {
-    senders.is_empty() && !allow.is_empty()
 }
 
 /// A Messages service, as chat.db spells it in `message.service` and `chat.service_name`.

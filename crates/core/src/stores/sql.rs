@@ -70,7 +70,7 @@ pub(crate) enum Membership {
 /// index once per listed handle: polling the newest row of the bench store (1M messages) under
 /// an allowlist that lists 2,441 of its 3,041 handles took 7 to 18 ms. Per row, a window this
 /// short costs well under a millisecond however many handles the store holds. A wider
-/// window's first this many ROWIDs are read per row too, and say how to read the rest
+/// window's first few ROWIDs are read per row too, and say how to read the rest
 /// (`read::fill_by_senders`).
 pub(crate) const PER_ROW_WINDOW: i64 = 256;
 

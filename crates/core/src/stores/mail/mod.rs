@@ -237,7 +237,7 @@ fn scan_on(
         // pairs, so a rebuilt index is reparsed too.
         lookup.refresh(tx, accounts_map)?;
         let lookup = &*lookup;
-        read::fill_by_senders(window, filter.allowlist_alone(), |w, per_row| {
+        read::fill_by_senders(window, filter.tests_senders(), |w, per_row| {
             scan::rows(tx, caps, lookup, filter, w, per_row)
         })
     })

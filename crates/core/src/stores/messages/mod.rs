@@ -184,7 +184,7 @@ fn scan_on(
     window: Window,
 ) -> Result<Scan, StoreError> {
     handle.scan(|tx, caps| {
-        read::fill_by_senders(window, filter.allowlist_alone(), |w, per_row| {
+        read::fill_by_senders(window, filter.tests_senders(), |w, per_row| {
             scan::rows(tx, caps, filter, w, per_row)
         })
     })
