@@ -426,10 +426,9 @@ fn judge_backfill<S: Source>(
     step: &Step,
     ahead: Option<Ahead>,
 ) -> Result<Vec<i64>, StoreError> {
-    let dates =
-        crate::backfill::dates::read(backfill, found, after, last, step.now, ahead, |ranges| {
-            s.newest(ranges)
-        })?;
+    let dates = dates::read(backfill, found, after, last, step.now, ahead, |ranges| {
+        s.newest(ranges)
+    })?;
     Ok(backfill.judge(
         &dates.judged,
         dates.seed,

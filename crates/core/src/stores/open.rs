@@ -137,6 +137,12 @@ impl<C: Copy> StoreHandle<C> {
         self.looked = false;
     }
 
+    /// End the step: calls from now on look at the file again each.
+    pub(crate) fn end_read(&mut self) {
+        self.in_step = false;
+        self.looked = false;
+    }
+
     /// Close the connection, if one is open; the next call opens one again.
     pub(crate) fn close(&mut self) {
         self.open = None;
@@ -146,12 +152,6 @@ impl<C: Copy> StoreHandle<C> {
     #[cfg(test)]
     pub(crate) fn is_open(&self) -> bool {
         self.open.is_some()
-    }
-
-    /// End the step: calls from now on look at the file again each.
-    pub(crate) fn end_read(&mut self) {
-        self.in_step = false;
-        self.looked = false;
     }
 
     /// [`StoreHandle::current`] after a fresh look at the file.
