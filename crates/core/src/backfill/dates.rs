@@ -59,13 +59,20 @@ pub(crate) struct Ahead {
 pub(crate) fn ahead(after: i64, upto: i64) -> Vec<(i64, i64)> {
     let chunk = ((upto - after) / AHEAD_CHUNKS).max(1);
     let mut ranges = vec![seed_range(after)];
-    let mut end = after;
-    while end < upto {
-        let next = end.saturating_add(chunk).min(upto);
-        ranges.push((end, next));
-        end = next;
-    }
+    ranges.extend(chunks(after, upto, chunk));
     ranges
+}
+
+/// `(from, to]` cut into ranges of `chunk` ROWIDs (`chunk` at least 1), the last one shorter.
+fn chunks(from: i64, to: i64, chunk: i64) -> impl Iterator<Item = (i64, i64)> {
+    let mut end = from;
+    std::iter::from_fn(move || {
+        (end < to).then(|| {
+            let start = end;
+            end = end.saturating_add(chunk).min(to);
+            (start, end)
+        })
+    })
 }
 
 /// The rows just below the window whose newest date seeds it.
@@ -102,16 +109,12 @@ pub(crate) fn read<E>(
         let Some(chunk) = chunk else {
             return by_gaps(found, after, last, seed_range, &mut newest_of);
         };
-        let mut bounds = vec![after];
-        let mut end = after;
-        while end < last {
-            end = end.saturating_add(chunk).min(last);
-            bounds.push(end);
-        }
         let mut ranges = vec![seed_range];
-        ranges.extend(bounds.windows(2).map(|w| (w[0], w[1])));
-        let dates = newest_of(&ranges)?;
-        (bounds, dates)
+        ranges.extend(chunks(after, last, chunk));
+        let bounds = std::iter::once(after)
+            .chain(ranges[1..].iter().map(|r| r.1))
+            .collect();
+        (bounds, newest_of(&ranges)?)
     };
     let (seed, chunk_newest) = (dates[0], &dates[1..]);
     // The newest date of every chunk before chunk `k`: a bound from below for each of its
@@ -228,12 +231,10 @@ fn from_ahead<E>(
         bounds.push(hi);
         dates.push(newest);
     }
-    let mut end = *bounds.last().expect("starts with `after`");
-    while end < last {
-        let next = end.saturating_add(chunk).min(last);
-        rest.push((end, next));
-        bounds.push(next);
-        end = next;
+    let end = *bounds.last().expect("starts with `after`");
+    for range in chunks(end, last, chunk) {
+        rest.push(range);
+        bounds.push(range.1);
     }
     if !rest.is_empty() {
         dates.extend(newest_of(&rest)?);
