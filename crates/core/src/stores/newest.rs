@@ -62,9 +62,10 @@ pub(super) struct Beside<C> {
 }
 
 impl<C: Copy> Beside<C> {
-    pub(super) fn new(handle: StoreHandle<C>) -> Self {
+    /// The second connection of the store `handle` reads, not open yet.
+    pub(super) fn of(handle: &StoreHandle<C>) -> Self {
         Beside {
-            handle,
+            handle: handle.twin(),
             stamped: None,
         }
     }

@@ -107,6 +107,11 @@ impl<C: Copy> StoreHandle<C> {
         }
     }
 
+    /// Another handle on the same file, with nothing open yet.
+    pub(crate) fn twin(&self) -> Self {
+        StoreHandle::new(self.label, self.path.clone(), self.busy_timeout, self.probe)
+    }
+
     /// The connection to the file now at the path, its identity and features. A vanished file
     /// drops the connection; a replaced one (new identity) is reopened and probed again.
     ///

@@ -101,6 +101,11 @@ fn conversion_kind(e: &rusqlite::Error) -> String {
     }
 }
 
+/// How many of `rows` are readable matches.
+fn found_in(rows: &[Read]) -> usize {
+    rows.iter().filter(|r| matches!(r, Read::Found(_))).count()
+}
+
 /// Run `page` over `window` until it has `window.limit` readable rows or the window is read:
 /// a page whose SQL `LIMIT` was filled by rows that include unreadable ones ends before the
 /// window does, so the next page starts after its last row. Without this, the engine would
@@ -121,7 +126,7 @@ pub(crate) fn fill(
         } else {
             out.extend(rows);
         }
-        let found = out.iter().filter(|r| matches!(r, Read::Found(_))).count();
+        let found = found_in(&out);
         match last {
             Some(last) if full && found < window.limit && last < window.upto => {
                 w = Window {
@@ -172,7 +177,7 @@ pub(crate) fn fill_by_senders(
         ..window
     };
     let mut out = fill(probe, |w| page(w, true))?;
-    let found = out.iter().filter(|r| matches!(r, Read::Found(_))).count();
+    let found = found_in(&out);
     if found >= window.limit {
         return Ok(out);
     }

@@ -41,14 +41,10 @@ impl MailStore {
         accounts_map: PathBuf,
         busy_timeout: Duration,
     ) -> MailStore {
+        let handle = StoreHandle::new("Mail", envelope_index, busy_timeout, schema::probe);
         MailStore {
-            handle: StoreHandle::new("Mail", envelope_index.clone(), busy_timeout, schema::probe),
-            beside: Beside::new(StoreHandle::new(
-                "Mail",
-                envelope_index,
-                busy_timeout,
-                schema::probe,
-            )),
+            beside: Beside::of(&handle),
+            handle,
             accounts_map,
             lookup: MailboxLookup::default(),
         }

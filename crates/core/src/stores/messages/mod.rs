@@ -34,14 +34,10 @@ pub(crate) struct MessagesStore {
 impl MessagesStore {
     /// A handle on the database at `chat_db`. Nothing is opened until first use.
     pub fn new(chat_db: PathBuf, busy_timeout: Duration) -> MessagesStore {
+        let handle = StoreHandle::new("Messages", chat_db, busy_timeout, schema::probe);
         MessagesStore {
-            handle: StoreHandle::new("Messages", chat_db.clone(), busy_timeout, schema::probe),
-            beside: Beside::new(StoreHandle::new(
-                "Messages",
-                chat_db,
-                busy_timeout,
-                schema::probe,
-            )),
+            beside: Beside::of(&handle),
+            handle,
         }
     }
 }
