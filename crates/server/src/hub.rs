@@ -44,12 +44,20 @@ pub const LATENCY: &str = "tidings::latency";
 /// published in the `-shm`; a `synchronous=FULL` writer (`SQLite`'s default, and how the bench
 /// writes) publishes about 1 ms later here. Even steps find the commit within about 0.1 ms of
 /// it becoming visible wherever in the window it lands; the growing steps used before (0.1 to
-/// 0.6 ms) left a commit visible at 1.1 ms waiting up to 0.5 ms. A slower commit falls to the
-/// follow schedule. The cost is a stamp (two `stat`s and a cached query, about 15 µs) per
-/// step, only while streams wait and only until the commit shows.
+/// 0.6 ms) left a commit visible at 1.1 ms waiting up to 0.5 ms. The cost is a stamp (two
+/// `stat`s and a cached query, about 15 µs) per step, only while streams wait and only until
+/// the commit shows.
 const FAST_FOLLOW_PAUSE: Duration = Duration::from_micros(50);
-/// How long the first check after a file event keeps re-stamping (see [`FAST_FOLLOW_PAUSE`]).
+/// How long the first check after a file event re-stamps every [`FAST_FOLLOW_PAUSE`].
 const FAST_FOLLOW_FOR: Duration = Duration::from_millis(2);
+/// After [`FAST_FOLLOW_FOR`], the first check keeps re-stamping, every [`SLOW_FOLLOW_PAUSE`],
+/// until this long after it began. A sync slower than 2 ms is common on a busy disk, and such a
+/// commit used to fall to the follow schedule's millisecond timers: a flush made 5 or 10 ms
+/// slower was found 2.2 to 4.2 ms after it became visible, now 0.6 ms (docs/benchmarks.md,
+/// "Slow flush"). A check that finds nothing costs about 70 stamps, some 1 ms of CPU.
+const SLOW_FOLLOW_UNTIL: Duration = Duration::from_millis(20);
+/// The pause between re-stamps from [`FAST_FOLLOW_FOR`] to [`SLOW_FOLLOW_UNTIL`].
+const SLOW_FOLLOW_PAUSE: Duration = Duration::from_micros(250);
 /// With no stream waiting, checks (after file events or on the follow schedule) are at least
 /// this far apart: nobody waits for them (the state's last change, the backfill guard's first
 /// sighting and a rebuild notice can be this late), and a writer committing 1,000 times a
@@ -99,7 +107,7 @@ struct Store {
 /// that found a change was a write of that commit (or, rarely, of one right behind it, which
 /// the follow schedule finds within its first steps): the check it leads to has nothing to
 /// wait for. Without this, the events a commit raises after the first one each led to a
-/// fresh check that re-stamped for the whole [`FAST_FOLLOW_FOR`] in vain (docs/benchmarks.md).
+/// fresh check that re-stamped for the whole [`SLOW_FOLLOW_UNTIL`] in vain (docs/benchmarks.md).
 #[derive(Default)]
 struct Marks {
     event: Option<std::time::Instant>,
@@ -394,8 +402,8 @@ impl Hub {
     /// when the file event that led here came, if one did (for the latency trace).
     ///
     /// `fresh`: the first check after a file event. Then, while a stream waits, the check
-    /// re-stamps on its blocking thread every [`FAST_FOLLOW_PAUSE`] until the stamp differs
-    /// from the last one, for up to [`FAST_FOLLOW_FOR`]. A new good stamp while a stream waits
+    /// re-stamps on its blocking thread until the stamp differs from the last one, for up to
+    /// [`SLOW_FOLLOW_UNTIL`] ([`follow_pause`]). A new good stamp while a stream waits
     /// is read ahead for the fan-out and woken from that thread (`read_ahead`).
     async fn check(&self, ty: EventType, event: Option<Instant>, fresh: bool) -> bool {
         let engine = self.inner.engine.clone();
@@ -414,8 +422,10 @@ impl Hub {
             let mut read_at = began;
             let mut now = engine.stamp(ty);
             if follow && let Some(last) = previous {
-                while matches!(&now, Ok(s) if *s == last) && began.elapsed() < FAST_FOLLOW_FOR {
-                    std::thread::sleep(FAST_FOLLOW_PAUSE);
+                while matches!(&now, Ok(s) if *s == last)
+                    && let Some(pause) = follow_pause(began.elapsed())
+                {
+                    std::thread::sleep(pause);
                     read_at = std::time::Instant::now();
                     now = engine.stamp(ty);
                 }
@@ -567,6 +577,18 @@ struct Target {
     kick: Arc<Kick>,
     /// Whether a stream waits on the store (its receiver count).
     wake: Arc<watch::Sender<u64>>,
+}
+
+/// The pause before the next re-stamp of a check that follows a file event, `elapsed` after
+/// the check began; `None` once it has followed for [`SLOW_FOLLOW_UNTIL`].
+fn follow_pause(elapsed: Duration) -> Option<Duration> {
+    if elapsed < FAST_FOLLOW_FOR {
+        Some(FAST_FOLLOW_PAUSE)
+    } else if elapsed < SLOW_FOLLOW_UNTIL {
+        Some(SLOW_FOLLOW_PAUSE)
+    } else {
+        None
+    }
 }
 
 /// A file event arrived: trace it and return when it came, for the latency trace.

@@ -16,8 +16,9 @@ use tidings_fixtures::held::{HeldWriter, SlowFlush};
 
 use crate::common::{Client, Daemon, fixtures_bin, is_event, is_note};
 
-/// The added flush times the issue asks for.
-const DELAYS_MS: [u64; 6] = [0, 50, 100, 250, 500, 1000];
+/// The added flush times the issue asks for, and 5 and 10 ms: commits the hub's first check
+/// finds after its close re-checks of the first 2 ms (`hub.rs`).
+const DELAYS_MS: [u64; 8] = [0, 5, 10, 50, 100, 250, 500, 1000];
 /// Steps (one mail and one message each) per delay.
 const STEPS: usize = 3;
 /// From the writer's commit returning (the row is visible then) to its event frame. Generous
