@@ -28,6 +28,10 @@ struct Run {
     lost: usize,
     repeated: usize,
     cpu_per_s: f64,
+    /// How late the writer woke from its sleeps until each row was due: this machine's
+    /// wake-up of a sleeping thread in the same run (each frame goes through several);
+    /// `None` when the writer was always behind and never slept.
+    wake_late: Option<Dist>,
 }
 
 pub fn run(ctx: &crate::Ctx) -> Result<Section> {
@@ -45,6 +49,7 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
             "repeated",
             "p99 / 1 stream",
             "daemon CPU",
+            "writer's wake-up: late by p50 / p99",
         ],
     );
     section.notes.push(format!(
@@ -52,7 +57,10 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
          (a writer behind schedule commits every mail then due in one commit, so the load \
          offered stays at the rate), from one held writer (`synchronous=NORMAL`, SQLite's \
          default autocheckpoint at 1,000 pages, as a long-running writer keeps its WAL \
-         bounded). Lag: each stream's frame against its row's commit."
+         bounded). Lag: each stream's frame against its row's commit. The last column is how \
+         late the writer woke from its sleeps until a row was due: how late this machine \
+         wakes a sleeping thread in the same run, which each frame goes through several \
+         times (the file watcher, the hub, a runtime worker, the client's reader)."
     ));
     let mut runs = Vec::new();
     for streams in [1usize, 10] {
@@ -82,6 +90,8 @@ pub fn run(ctx: &crate::Ctx) -> Result<Section> {
             r.repeated.to_string(),
             vs.clone(),
             format!("{:.0} ms/s", r.cpu_per_s),
+            r.wake_late
+                .map_or("-".to_owned(), |w| format!("{} / {}", ms(w.p50), ms(w.p99))),
         ]);
         section.summary.push(Sum::new(
             format!(
@@ -148,7 +158,7 @@ fn one_run(daemon: &Daemon, streams: usize, rate: u64, secs: u64) -> Result<Run>
     let written = {
         let commits = Arc::clone(&commits);
         let counted = Arc::clone(&rows_written);
-        std::thread::spawn(move || -> Result<(usize, usize, Duration)> {
+        std::thread::spawn(move || -> Result<(usize, usize, Duration, Vec<Duration>)> {
             let period = Duration::from_secs(1) / u32::try_from(rate)?;
             let started = Instant::now();
             // For `secs`: row i is due at `i * period`. A writer that falls behind (a busy
@@ -158,9 +168,14 @@ fn one_run(daemon: &Daemon, streams: usize, rate: u64, secs: u64) -> Result<Run>
             let window = Duration::from_secs(secs);
             let mut i = 0;
             let mut commits_made = 0usize;
+            let mut late = Vec::with_capacity(total);
             while i < total && started.elapsed() < window {
                 let due = started + period * u32::try_from(i)?;
-                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+                let asleep = due.saturating_duration_since(Instant::now());
+                if !asleep.is_zero() {
+                    std::thread::sleep(asleep);
+                    late.push(Instant::now().saturating_duration_since(due));
+                }
                 let elapsed = started.elapsed().as_nanos();
                 let upto = usize::try_from(elapsed / period.as_nanos().max(1))?
                     .saturating_add(1)
@@ -177,6 +192,7 @@ fn one_run(daemon: &Daemon, streams: usize, rate: u64, secs: u64) -> Result<Run>
                 counted.load(Ordering::Acquire),
                 commits_made,
                 started.elapsed(),
+                late,
             ))
         })
     };
@@ -215,7 +231,7 @@ fn one_run(daemon: &Daemon, streams: usize, rate: u64, secs: u64) -> Result<Run>
     if let Ok(r) = written.join() {
         writer_result = Some(r.context("the writer failed")?);
     }
-    let (rows, commits_made, took) = writer_result.context("the writer panicked")?;
+    let (rows, commits_made, took, mut wake_late) = writer_result.context("the writer panicked")?;
     drop(readers);
     let commits = commits.lock().expect("commit times");
     let mut lag = Vec::with_capacity(got.len());
@@ -238,5 +254,6 @@ fn one_run(daemon: &Daemon, streams: usize, rate: u64, secs: u64) -> Result<Run>
         lost,
         repeated,
         cpu_per_s: cpu / took.as_secs_f64(),
+        wake_late: dist(&mut wake_late),
     })
 }
