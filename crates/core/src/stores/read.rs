@@ -6,6 +6,7 @@
 //! `row.get::<String>` fails on each of these, and before this module one such row failed every
 //! scan that reached it, forever.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use rusqlite::Row;
@@ -18,11 +19,16 @@ use crate::cursor::FileIdentity;
 /// Text: TEXT or BLOB bytes decoded as UTF-8 with U+FFFD for invalid sequences, a number
 /// written out; `None` for NULL.
 pub(crate) fn text(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<String>> {
+    Ok(text_ref(row, idx)?.map(Cow::into_owned))
+}
+
+/// [`text`], borrowed from the row where it is valid UTF-8 already (no allocation).
+pub(crate) fn text_ref<'r>(row: &'r Row<'_>, idx: usize) -> rusqlite::Result<Option<Cow<'r, str>>> {
     Ok(match row.get_ref(idx)? {
         ValueRef::Null => None,
-        ValueRef::Text(b) | ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Text(b) | ValueRef::Blob(b) => Some(String::from_utf8_lossy(b)),
+        ValueRef::Integer(i) => Some(Cow::Owned(i.to_string())),
+        ValueRef::Real(f) => Some(Cow::Owned(f.to_string())),
     })
 }
 

@@ -30,23 +30,43 @@ pub(crate) struct MailboxLookup {
 
 impl MailboxLookup {
     /// Re-read the mailboxes table (small: one row per mailbox) and reparse only if it changed;
-    /// re-read the account map only if its size or mtime changed.
+    /// re-read the account map only if its size or mtime changed. The rows are compared with
+    /// the list kept, borrowed, so an unchanged table (every commit but a mailbox's) costs no
+    /// allocation: this runs on every read after a commit, a single stream's latency.
     pub(crate) fn refresh(
         &mut self,
         conn: &Connection,
         accounts_map: &Path,
     ) -> rusqlite::Result<()> {
         let mut stmt = conn.prepare_cached("SELECT ROWID, url FROM mailboxes ORDER BY ROWID")?;
-        let urls = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    // Lossy: one mailbox URL that is not UTF-8 must not stop every scan.
-                    crate::stores::read::text(r, 1)?.unwrap_or_default(),
-                ))
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        if urls != self.urls {
+        let mut rows = stmt.query([])?;
+        // Rows equal to the kept list's so far, then the new list from the first difference.
+        let mut same = 0;
+        let mut changed: Option<Vec<(i64, String)>> = None;
+        while let Some(row) = rows.next()? {
+            let id = row.get::<_, i64>(0)?;
+            // Lossy: one mailbox URL that is not UTF-8 must not stop every scan.
+            let url = crate::stores::read::text_ref(row, 1)?.unwrap_or_default();
+            match &mut changed {
+                Some(urls) => urls.push((id, url.into_owned())),
+                None if self
+                    .urls
+                    .get(same)
+                    .is_some_and(|(k, u)| *k == id && *u == url) =>
+                {
+                    same += 1;
+                }
+                None => {
+                    let mut urls = self.urls[..same].to_vec();
+                    urls.push((id, url.into_owned()));
+                    changed = Some(urls);
+                }
+            }
+        }
+        if changed.is_none() && same < self.urls.len() {
+            changed = Some(self.urls[..same].to_vec());
+        }
+        if let Some(urls) = changed {
             self.by_id = urls
                 .iter()
                 .filter_map(|(id, url)| Some((*id, parse_url(url)?)))
@@ -131,19 +151,20 @@ struct AccountNames {
 impl AccountNames {
     fn refresh(&mut self, path: &Path) {
         let meta = std::fs::metadata(path).ok();
-        let key = (
-            path.to_owned(),
-            meta.as_ref().map_or(0, std::fs::Metadata::len),
-            meta.as_ref().and_then(|m| m.modified().ok()),
-        );
-        if self.seen.as_ref() == Some(&key) {
+        let len = meta.as_ref().map_or(0, std::fs::Metadata::len);
+        let modified = meta.as_ref().and_then(|m| m.modified().ok());
+        if let Some((p, l, m)) = &self.seen
+            && p == path
+            && *l == len
+            && *m == modified
+        {
             return;
         }
         // A missing or unreadable map only costs us names; paths still work.
         self.names = meta
             .and_then(|_| read_account_map(path))
             .unwrap_or_default();
-        self.seen = Some(key);
+        self.seen = Some((path.to_owned(), len, modified));
     }
 }
 
@@ -242,6 +263,57 @@ mod tests {
         assert_eq!(parse_url("not a url"), None);
         assert_eq!(percent_decode("50%"), "50%");
         assert_eq!(percent_decode("%zz"), "%zz");
+    }
+
+    #[test]
+    fn a_refresh_sees_a_mailbox_added_renamed_in_place_or_removed() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE mailboxes (ROWID INTEGER PRIMARY KEY, url TEXT);
+             INSERT INTO mailboxes VALUES (1, 'imap://A/INBOX'), (2, 'imap://A/Work'),
+                                          (3, 'imap://A/Old');",
+        )
+        .unwrap();
+        let map = Path::new("/nonexistent/AccountsMap.plist");
+        let mut lookup = MailboxLookup::default();
+        let paths = |l: &MailboxLookup| -> Vec<Option<String>> {
+            (1..=5)
+                .map(|id| l.get(id).map(|m| m.path.clone()))
+                .collect()
+        };
+        let some = |v: &[&str]| -> Vec<Option<String>> {
+            v.iter()
+                .map(|p| (!p.is_empty()).then(|| (*p).to_owned()))
+                .collect()
+        };
+        lookup.refresh(&conn, map).unwrap();
+        assert_eq!(paths(&lookup), some(&["INBOX", "Work", "Old", "", ""]));
+        lookup.refresh(&conn, map).unwrap();
+        assert_eq!(
+            paths(&lookup),
+            some(&["INBOX", "Work", "Old", "", ""]),
+            "unchanged"
+        );
+        // Renamed in place, in the middle: the rows before it are equal, the ones after too.
+        conn.execute(
+            "UPDATE mailboxes SET url = 'imap://A/Clients' WHERE ROWID = 2",
+            [],
+        )
+        .unwrap();
+        lookup.refresh(&conn, map).unwrap();
+        assert_eq!(paths(&lookup), some(&["INBOX", "Clients", "Old", "", ""]));
+        conn.execute("INSERT INTO mailboxes VALUES (5, 'imap://A/New')", [])
+            .unwrap();
+        lookup.refresh(&conn, map).unwrap();
+        assert_eq!(
+            paths(&lookup),
+            some(&["INBOX", "Clients", "Old", "", "New"])
+        );
+        // The last rows removed: every row left is equal, and the list still shortens.
+        conn.execute("DELETE FROM mailboxes WHERE ROWID >= 3", [])
+            .unwrap();
+        lookup.refresh(&conn, map).unwrap();
+        assert_eq!(paths(&lookup), some(&["INBOX", "Clients", "", "", ""]));
     }
 
     #[test]
