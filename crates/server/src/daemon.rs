@@ -711,3 +711,18 @@ fn set_backfill_windows(engine: &Engine, settings: &Settings) {
         engine.set_backfill_window(ty, settings.for_type(ty).backfill_window());
     }
 }
+
+/// The demo's `terminate` lever changes settings the way the app does: saved and applied at
+/// once, not left for the file watcher's quiet period.
+impl crate::demo::SettingsEditor for Daemon {
+    fn edit(&self, change: &mut dyn FnMut(&mut Settings)) -> Result<(), SettingsError> {
+        self.update_settings(|s| change(s)).map_err(|e| match e {
+            DaemonError::Settings(e) => e,
+            // `update_settings` fails only by saving; keep any other cause readable.
+            other => SettingsError::Io {
+                path: self.settings_path().to_owned(),
+                source: std::io::Error::other(other.to_string()),
+            },
+        })
+    }
+}

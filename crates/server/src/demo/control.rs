@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tidings_core::{EventType, Settings};
+use tidings_core::EventType;
 use tidings_fixtures::{MacHome, MailFixture, MessagesFixture, Simulator};
 
 use super::VARIETY_SEED;
-use super::lever::{ControlError, DemoControl, Lever};
+use super::lever::{ControlError, DemoControl, Lever, SettingsEditor};
 
 /// How long `yield_error` keeps a store away: long enough for a watcher to notice, short
 /// enough that a conformance run waiting for recovery does not time out.
@@ -27,7 +27,6 @@ const OFF_FOR: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub(super) struct DemoStores {
     home: MacHome,
-    settings_path: PathBuf,
     simulator: Mutex<Option<Simulator>>,
     seed: u64,
     /// Per type: a store is renamed away by `yield_error`.
@@ -37,15 +36,9 @@ pub(super) struct DemoStores {
 }
 
 impl DemoStores {
-    pub(super) fn new(
-        home: MacHome,
-        settings_path: PathBuf,
-        simulator: Option<Simulator>,
-        seed: u64,
-    ) -> DemoStores {
+    pub(super) fn new(home: MacHome, simulator: Option<Simulator>, seed: u64) -> DemoStores {
         DemoStores {
             home,
-            settings_path,
             simulator: Mutex::new(simulator),
             seed,
             away: [AtomicBool::new(false), AtomicBool::new(false)],
@@ -140,10 +133,14 @@ impl DemoStores {
         rebuilt.map_err(|source| self.rebuild_error(ty, source))
     }
 
-    /// Turns the type off in settings.toml (the daemon's watcher applies it, ending streams
-    /// with `terminated`) and back on after [`OFF_FOR`], in a thread. A user edit made in that
-    /// second can be overwritten by the re-enable; acceptable in a demo.
-    fn turn_off_briefly(self: &Arc<Self>, ty: EventType) -> Result<(), ControlError> {
+    /// Turns the type off through `settings` (the daemon saves and applies it at once, ending
+    /// streams with `terminated`) and back on after [`OFF_FOR`], in a thread. A user edit
+    /// made in that second can be overwritten by the re-enable; acceptable in a demo.
+    fn turn_off_briefly(
+        self: &Arc<Self>,
+        ty: EventType,
+        settings: Arc<dyn SettingsEditor>,
+    ) -> Result<(), ControlError> {
         let flag = &self.off[ty.index()];
         if flag.swap(true, Ordering::SeqCst) {
             return Err(ControlError::Busy {
@@ -152,30 +149,19 @@ impl DemoStores {
                 wait: OFF_FOR,
             });
         }
-        if let Err(error) = self.set_enabled(ty, false) {
+        if let Err(error) = set_enabled(settings.as_ref(), ty, false) {
             flag.store(false, Ordering::SeqCst);
             return Err(error);
         }
         let this = Arc::clone(self);
         std::thread::spawn(move || {
             std::thread::sleep(OFF_FOR);
-            if let Err(error) = this.set_enabled(ty, true) {
+            if let Err(error) = set_enabled(settings.as_ref(), ty, true) {
                 tracing::error!(%error, "could not turn {ty} back on");
             }
             this.off[ty.index()].store(false, Ordering::SeqCst);
         });
         Ok(())
-    }
-
-    fn set_enabled(&self, ty: EventType, enabled: bool) -> Result<(), ControlError> {
-        let failed = |source| ControlError::Settings {
-            lever: Lever::Terminate,
-            ty,
-            source,
-        };
-        let mut settings = Settings::load(&self.settings_path).map_err(failed)?;
-        settings.for_type_mut(ty).enabled = enabled;
-        settings.save(&self.settings_path).map_err(failed)
     }
 
     fn step(&self) {
@@ -194,6 +180,20 @@ impl DemoStores {
     }
 }
 
+fn set_enabled(
+    settings: &dyn SettingsEditor,
+    ty: EventType,
+    enabled: bool,
+) -> Result<(), ControlError> {
+    settings
+        .edit(&mut |s| s.for_type_mut(ty).enabled = enabled)
+        .map_err(|source| ControlError::Settings {
+            lever: Lever::Terminate,
+            ty,
+            source,
+        })
+}
+
 /// The [`DemoControl`] the daemon calls: a handle on the shared demo state (the controls
 /// that act later, in a thread, need the `Arc`).
 #[derive(Debug)]
@@ -208,8 +208,12 @@ impl DemoControl for DemoControls {
         self.0.rebuild(ty)
     }
 
-    fn terminate(&self, ty: EventType) -> Result<(), ControlError> {
-        self.0.turn_off_briefly(ty)
+    fn terminate(
+        &self,
+        ty: EventType,
+        settings: Arc<dyn SettingsEditor>,
+    ) -> Result<(), ControlError> {
+        self.0.turn_off_briefly(ty, settings)
     }
 }
 

@@ -5,8 +5,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tidings_core::EventType;
+use std::sync::Arc;
+
 use tidings_core::settings::SettingsError;
+use tidings_core::{EventType, Settings};
 
 /// The conformance suite's levers, implemented by demo mode; each acts through the real
 /// mechanism, so the daemon sees what it would see on a Mac.
@@ -15,8 +17,21 @@ pub trait DemoControl: Send + Sync {
     fn yield_error(&self, ty: EventType) -> Result<(), ControlError>;
     /// Rebuild the store file of `ty` (a gap).
     fn yield_gap(&self, ty: EventType) -> Result<(), ControlError>;
-    /// Turn `ty` off in settings (and back on after a moment).
-    fn terminate(&self, ty: EventType) -> Result<(), ControlError>;
+    /// Turn `ty` off in settings through `settings` (and back on after a moment).
+    fn terminate(
+        &self,
+        ty: EventType,
+        settings: Arc<dyn SettingsEditor>,
+    ) -> Result<(), ControlError>;
+}
+
+/// How a lever changes the settings: the daemon's own path, which saves the file and applies
+/// the change at once. Not a plain file write: the settings watcher applies a hand edit only
+/// once the file has been still for a while, longer than the lever leaves a type off, so the
+/// "off" would never be seen.
+pub trait SettingsEditor: Send + Sync {
+    /// Apply `change` to the settings in force, save them, and apply them now.
+    fn edit(&self, change: &mut dyn FnMut(&mut Settings)) -> Result<(), SettingsError>;
 }
 
 /// One of the three levers, named as its tool is.

@@ -29,7 +29,7 @@ use tidings_platform::paths::{
     MAX_SOCKET_PATH_BYTES, SOCKET_FILE_NAME, current_uid, ensure_private_dir,
 };
 
-pub use lever::{ControlError, DemoControl, Lever};
+pub use lever::{ControlError, DemoControl, Lever, SettingsEditor};
 
 use control::{DemoControls, DemoStores, SimulatorThread, time_seed};
 
@@ -233,12 +233,7 @@ impl Demo {
             ),
             None => None,
         };
-        let stores = Arc::new(DemoStores::new(
-            home.mac_home(),
-            home.settings_path(),
-            simulator,
-            seed,
-        ));
+        let stores = Arc::new(DemoStores::new(home.mac_home(), simulator, seed));
         let simulator =
             simulate_every.map(|every| SimulatorThread::spawn(Arc::clone(&stores), every));
         Ok(Demo { simulator, stores })
@@ -260,6 +255,25 @@ impl Drop for Demo {
 
 #[cfg(test)]
 mod tests {
+    /// The file alone, as a lever's settings path: what the daemon's editor does, minus the
+    /// applying.
+    struct FileEditor(PathBuf);
+
+    impl SettingsEditor for FileEditor {
+        fn edit(
+            &self,
+            change: &mut dyn FnMut(&mut Settings),
+        ) -> Result<(), tidings_core::settings::SettingsError> {
+            let mut settings = Settings::load(&self.0)?;
+            change(&mut settings);
+            settings.save(&self.0)
+        }
+    }
+
+    fn editor(home: &DemoHome) -> Arc<dyn SettingsEditor> {
+        Arc::new(FileEditor(home.settings_path()))
+    }
+
     use super::*;
     use tidings_core::EventType;
 
@@ -354,7 +368,9 @@ mod tests {
         control.yield_gap(EventType::MessagesReceived).unwrap();
         assert_ne!(inode(&chat), before, "a rebuild makes a new file");
 
-        control.terminate(EventType::MessagesReceived).unwrap();
+        control
+            .terminate(EventType::MessagesReceived, editor(&home))
+            .unwrap();
         let off = Settings::load(&home.settings_path()).unwrap();
         assert!(!off.messages.enabled && off.mail.enabled);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -380,7 +396,9 @@ mod tests {
         std::fs::write(home.settings_path(), "[mail\n").unwrap();
         for _ in 0..2 {
             // Twice: a failed lever frees itself, so the second call is not `Busy`.
-            let error = control.terminate(EventType::MessagesReceived).unwrap_err();
+            let error = control
+                .terminate(EventType::MessagesReceived, editor(&home))
+                .unwrap_err();
             assert!(
                 matches!(
                     error,

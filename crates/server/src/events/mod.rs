@@ -238,7 +238,7 @@ impl ServerHandler for EventsHandler {
             .map(CallToolResponse::Complete);
         }
         match self.daemon.demo() {
-            Some(demo) => tools::call(demo, request)
+            Some(demo) => tools::call(demo, &self.daemon, request)
                 .await
                 .map(CallToolResponse::Complete),
             None => Err(ErrorData::invalid_params(

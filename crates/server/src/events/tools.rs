@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use tidings_core::EventType;
 
 use super::wire::blocking;
-use crate::demo::{DemoControl, Lever};
+use crate::daemon::Daemon;
+use crate::demo::{DemoControl, Lever, SettingsEditor};
 
 /// The levers, in the order `tools/list` shows them.
 const LEVERS: [Lever; 3] = [Lever::YieldError, Lever::YieldGap, Lever::Terminate];
@@ -37,8 +38,10 @@ pub fn tools() -> Vec<Tool> {
 }
 
 /// Run one tool. Failures of the lever are tool errors (`isError`), not protocol errors.
+/// `terminate` changes the settings through `daemon`, which applies them at once.
 pub async fn call(
     demo: &Arc<dyn DemoControl>,
+    daemon: &Daemon,
     request: CallToolRequestParams,
 ) -> Result<CallToolResult, ErrorData> {
     let Some(lever) = LEVERS.into_iter().find(|l| l.tool() == request.name) else {
@@ -68,10 +71,11 @@ pub async fn call(
         ));
     };
     let demo = demo.clone();
+    let settings: Arc<dyn SettingsEditor> = Arc::new(daemon.clone());
     let outcome = blocking(move || match lever {
         Lever::YieldError => demo.yield_error(ty),
         Lever::YieldGap => demo.yield_gap(ty),
-        Lever::Terminate => demo.terminate(ty),
+        Lever::Terminate => demo.terminate(ty, settings),
     })
     .await?;
     Ok(match outcome {

@@ -1,5 +1,5 @@
 //! A type turned off in settings.toml under a live stream: `terminated` with `NotFound`, and
-//! the type leaves `events/list`.
+//! the type leaves `events/list`; the demo's `events_conformance_terminate` does the same.
 
 use std::time::{Duration, Instant};
 
@@ -116,4 +116,51 @@ fn turning_a_type_off_terminates_its_streams() {
         stderr.contains("is turned off in Tidings") && !stderr.contains("unknown event type"),
         "{stderr}"
     );
+}
+
+/// The conformance suite's `stream-terminated-ends-subscription`: the lever turns the type off
+/// for a second, which a file write left to the settings watcher (it waits for the file to be
+/// still for a second) would never apply. The stream must end with `terminated` all the same.
+#[test]
+fn the_terminate_control_ends_the_types_streams() {
+    let daemon = Daemon::start_with(&["--conformance-controls"]);
+    let mut client = daemon.client();
+    let mail = json!(1);
+    client.request(
+        1,
+        "events/stream",
+        json!({"name": "mail.received", "arguments": {}}),
+    );
+    client.wait_for("active on mail", 0, |f| {
+        is_note(f, "notifications/events/active", &mail)
+    });
+    let mark = client.mark();
+    let lever = client.result(
+        2,
+        "tools/call",
+        json!({"name": "events_conformance_terminate", "arguments": {"name": "mail.received"}}),
+    );
+    assert_eq!(lever["isError"], false, "{lever}");
+    let terminated = client.wait_for("terminated on mail", mark, |f| {
+        is_note(f, "notifications/events/terminated", &mail)
+    });
+    assert_eq!(
+        terminated["params"]["error"]["code"], -32023,
+        "{terminated}"
+    );
+    // And the type comes back on: a new stream on it is served again.
+    let deadline = Instant::now() + WAIT;
+    let mut id = 10;
+    loop {
+        id += 1;
+        let list = client.result(id, "events/list", json!({}));
+        if list.to_string().contains("mail.received") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "mail.received never came back: {list}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -294,7 +294,11 @@ impl DemoControl for RecordingDemo {
         self.0.lock().unwrap().push(format!("gap {ty}"));
         Ok(())
     }
-    fn terminate(&self, ty: EventType) -> Result<(), ControlError> {
+    fn terminate(
+        &self,
+        ty: EventType,
+        _settings: Arc<dyn crate::demo::SettingsEditor>,
+    ) -> Result<(), ControlError> {
         Err(ControlError::Busy {
             lever: Lever::Terminate,
             ty,
