@@ -26,6 +26,9 @@
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
 //! - [`panes`]: opening System Settings at the Full Disk Access or Login Items pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
+//! - [`menu_bar`]: [`MenuBarPresence`], whether the app's menu-bar icon is shown: the status
+//!   item's window on macOS (feature `menu-bar`), the tray hosts (a `StatusNotifier` host on the
+//!   session bus, an `XEmbed` system tray) on Linux. Each side compiles on its own OS only.
 //! - [`error`]: the crate's error enums, [`PathError`], [`CommandError`], [`LauncherError`], [`LoginError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
@@ -53,6 +56,7 @@ pub mod hosts;
 pub mod keychain;
 pub mod launcher;
 pub mod login;
+pub mod menu_bar;
 pub mod notifier;
 pub mod panes;
 pub mod paths;
@@ -63,10 +67,11 @@ pub use command::{
     CommandOutput, CommandRunner, RecordedCall, RecordingRunner, SystemRunner, command_line,
 };
 pub use error::{CommandError, LauncherError, LoginError, PathError};
-pub use hosts::{Format, Host, Mode};
+pub use hosts::{Format, Host, Launch, Mode, ServerEnv};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};
+pub use menu_bar::{MenuBarPresence, Presence, PresenceError};
 #[cfg(feature = "desktop-notifications")]
 pub use notifier::DesktopNotifier;
 pub use notifier::{Notifier, NotifyError, RecordingNotifier, desktop_notifier};

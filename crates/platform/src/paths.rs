@@ -101,17 +101,19 @@ impl Os {
 
 /// The socket path for this process, following the lookup order in the module docs.
 pub fn socket_path() -> Result<PathBuf, PathError> {
-    // Only macOS consults the home directory; Linux reads $XDG_RUNTIME_DIR from `env`.
+    socket_path_in(&|name| std::env::var_os(name))
+}
+
+/// The socket path a process with only the environment `env` would find, as [`socket_path`]
+/// does for this one: what a host's `tidings-mcp` finds when the host starts it with a
+/// filtered environment (`tidings connect` compares it with the daemon's socket).
+pub fn socket_path_in(env: &impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, PathError> {
+    // On macOS the default depends only on the home directory, which every host passes.
     let app_data_dir = match Os::CURRENT {
         Os::MacOs => project_dirs().map(|dirs| dirs.data_dir().to_path_buf()),
         Os::Linux => None,
     };
-    resolve_socket_path(
-        &|name| std::env::var_os(name),
-        Os::CURRENT,
-        current_uid(),
-        app_data_dir.as_deref(),
-    )
+    resolve_socket_path(env, Os::CURRENT, current_uid(), app_data_dir.as_deref())
 }
 
 /// The pure core of [`socket_path`]: the same lookup with the environment, platform, uid and
