@@ -225,7 +225,7 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
             .collect(),
         paused_until_ms: handle.paused_until_ms(),
         first_run: handle.first_run(),
-        connect_snippet: connect_snippet(),
+        connect_snippet: connect_snippet(handle.socket_path()),
         start_at_login: login,
     }
 }
@@ -515,36 +515,29 @@ pub async fn restart_through_login_item() -> Result<bool, AppError> {
     Ok(true)
 }
 
-/// The shim's name.
-const SHIM: &str = "tidings-mcp";
-
-/// The JSON snippet that connects a client (docs/clients.md, Claude Desktop): the shim next
-/// to the running executable, else the one on `PATH`, else its bare name.
-pub fn connect_snippet() -> String {
-    let exe_dir = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(Path::to_path_buf));
-    let path = std::env::var_os("PATH");
-    let shim = find_shim(exe_dir.as_deref(), path.as_deref())
-        .map_or_else(|| SHIM.to_owned(), |p| p.display().to_string());
-    snippet_for(&shim)
+/// The JSON snippet that connects a client (the common `mcpServers` shape): the shim beside
+/// the running executable, else the installed app's, else the one on `PATH`, else its bare
+/// name; naming `socket` when a host's shim would not find it on its own (the demo's, or
+/// any but the platform default).
+pub fn connect_snippet(socket: &Path) -> String {
+    let shim = tidings_platform::hosts::current_shim()
+        .unwrap_or_else(|| PathBuf::from(tidings_platform::hosts::SHIM));
+    snippet_for(&shim, socket, &|name| std::env::var_os(name))
 }
 
-/// The shim beside `exe_dir`, else the first on `path`.
-fn find_shim(exe_dir: Option<&Path>, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    let beside = exe_dir.map(|d| d.join(SHIM)).filter(|p| p.is_file());
-    beside.or_else(|| {
-        std::env::split_paths(path?)
-            .map(|d| d.join(SHIM))
-            .find(|p| p.is_file())
-    })
-}
-
-fn snippet_for(command: &str) -> String {
-    let value = serde_json::json!({
-        "mcpServers": {"tidings": {"command": command, "args": []}}
-    });
-    serde_json::to_string_pretty(&value).unwrap_or_default()
+fn snippet_for(
+    shim: &Path,
+    socket: &Path,
+    env: &impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> String {
+    use tidings_platform::{Host, Launch, Mode, hosts};
+    // The common shape's hosts are taken to pass the narrowest environment.
+    let launch = Launch::new(shim, Mode::Tools).with_socket(hosts::socket_arg(
+        Host::ClaudeDesktop,
+        socket,
+        env,
+    ));
+    hosts::generic_snippet(&launch)
 }
 
 #[cfg(test)]
@@ -552,25 +545,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_snippet_names_the_shim_beside_the_executable_first() {
-        let beside = tempfile::tempdir().unwrap();
-        let on_path = tempfile::tempdir().unwrap();
-        std::fs::write(on_path.path().join(SHIM), "").unwrap();
-        let path = std::env::join_paths([on_path.path()]).unwrap();
+    fn the_snippet_names_a_socket_the_host_would_not_find() {
+        let parse = |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        let demo = Path::new("/home/ana/demo/tidings.sock");
+        let env = |name: &str| (name == "HOME").then(|| "/home/ana".into());
         assert_eq!(
-            find_shim(Some(beside.path()), Some(&path)),
-            Some(on_path.path().join(SHIM))
+            parse(snippet_for(Path::new("/A/tidings-mcp"), demo, &env)),
+            serde_json::json!({"mcpServers": {"tidings": {
+                "command": "/A/tidings-mcp",
+                "args": ["--socket", "/home/ana/demo/tidings.sock"]
+            }}})
         );
-        std::fs::write(beside.path().join(SHIM), "").unwrap();
+        // The default the shim finds in the narrowest environment: no arguments.
+        let default = tidings_platform::paths::socket_path_in(&env).unwrap();
         assert_eq!(
-            find_shim(Some(beside.path()), Some(&path)),
-            Some(beside.path().join(SHIM))
-        );
-        assert_eq!(find_shim(None, None), None);
-        let snippet: serde_json::Value =
-            serde_json::from_str(&snippet_for("/A/tidings-mcp")).unwrap();
-        assert_eq!(
-            snippet,
+            parse(snippet_for(Path::new("/A/tidings-mcp"), &default, &env)),
             serde_json::json!({"mcpServers": {"tidings": {"command": "/A/tidings-mcp", "args": []}}})
         );
     }

@@ -15,12 +15,16 @@ pub enum Command {
     },
     /// `--channel`: serve a Claude Code channel.
     Channel(ChannelArgs),
-    /// `--print-config [--client NAME] [--mode MODE]`: print the config snippet.
+    /// `--print-config [--client NAME] [--mode MODE] [--socket PATH]`: print the config
+    /// snippet.
     PrintConfig {
         /// The host, from `--client`; `None`: the common `mcpServers` shape.
         client: Option<tidings_platform::Host>,
         /// From `--mode` [default: tools].
         mode: tidings_platform::Mode,
+        /// The daemon's socket from `--socket` [default: `TIDINGS_SOCKET`, else the
+        /// platform default]; the snippet names it unless the host's shim finds it anyway.
+        socket: Option<PathBuf>,
     },
     /// `--version`.
     Version,
@@ -71,7 +75,8 @@ pub enum ArgsError {
     UnknownType(String),
     /// `--client` with a name we have no snippet for.
     #[error(
-        "--client `{0}` is not one we know; use claude-code, claude-desktop, cursor, vscode, codex or zed, or leave it out for the common shape"
+        "--client `{0}` is not one we know; use claude-code, claude-desktop, cursor, vscode, \
+         codex, zed, gemini, goose, windsurf or lm-studio, or leave it out for the common shape"
     )]
     UnknownClient(String),
     /// `--mode` with a name we do not know.
@@ -182,7 +187,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsEr
         return Err(error);
     }
     if print_config {
-        return print_config_command(client.as_deref(), mode.as_deref());
+        return print_config_command(client.as_deref(), mode.as_deref(), parsed.socket);
     }
     if client.is_some() {
         return Err(ArgsError::NeedsPrintConfig("--client"));
@@ -204,8 +209,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsEr
     Ok(Command::Channel(parsed))
 }
 
-/// `--print-config` with its `--client` and `--mode`, checked.
-fn print_config_command(client: Option<&str>, mode: Option<&str>) -> Result<Command, ArgsError> {
+/// `--print-config` with its `--client`, `--mode` and `--socket`, checked.
+fn print_config_command(
+    client: Option<&str>,
+    mode: Option<&str>,
+    socket: Option<PathBuf>,
+) -> Result<Command, ArgsError> {
     use tidings_platform::{Host, Mode};
     let client = client
         .map(|name| Host::from_id(name).ok_or_else(|| ArgsError::UnknownClient(name.to_owned())))
@@ -219,7 +228,11 @@ fn print_config_command(client: Option<&str>, mode: Option<&str>) -> Result<Comm
     if mode == Mode::Channel && client != Some(Host::ClaudeCode) {
         return Err(ArgsError::ChannelNeedsClaudeCode);
     }
-    Ok(Command::PrintConfig { client, mode })
+    Ok(Command::PrintConfig {
+        client,
+        mode,
+        socket,
+    })
 }
 
 /// Records one value of a channel flag.
@@ -254,7 +267,7 @@ be running.
 Usage: tidings-mcp [--socket PATH]
        tidings-mcp --channel [--type TYPE] [--from LIST] [--domains LIST] [--socket PATH]
        tidings-mcp --channel --preset NAME [--socket PATH]
-       tidings-mcp --print-config [--client NAME] [--mode MODE]
+       tidings-mcp --print-config [--client NAME] [--mode MODE] [--socket PATH]
 
 Options:
   --socket PATH   connect to PATH instead of the default socket
@@ -266,9 +279,12 @@ Options:
   --domains LIST  with --channel: sender domains, comma-separated
   --preset NAME   with --channel: the types and senders of [channel.presets.NAME] in
                   settings.toml, instead of --type, --from and --domains
-  --print-config  print the config entry that starts this tidings-mcp, and exit
+  --print-config  print the config entry that starts this tidings-mcp, and exit; with
+                  --socket (or TIDINGS_SOCKET) the entry names that socket unless the
+                  host's tidings-mcp would find it on its own
   --client NAME   with --print-config: the file shape of claude-code, claude-desktop,
-                  cursor, vscode, codex or zed [default: the common mcpServers shape]
+                  cursor, vscode, codex, zed, gemini, goose (YAML), windsurf or
+                  lm-studio [default: the common mcpServers shape]
   --mode MODE     with --print-config: tools, events or channel (claude-code only)
                   [default: tools]
   --version       print the version and exit
@@ -277,7 +293,9 @@ Options:
 Environment:
   TIDINGS_SOCKET  the socket path when --socket is not given. Default: tidings.sock in
                   ~/Library/Application Support/dev.tidings.Tidings/run/ on macOS,
-                  $XDG_RUNTIME_DIR/tidings/ on Linux, /tmp/tidings-<uid>/ if that is too long
+                  $XDG_RUNTIME_DIR/tidings/ on Linux, /tmp/tidings-<uid>/ if that is too long.
+                  Many MCP hosts (Codex, for one) start servers with a few variables only,
+                  so in a host's config put the socket in args (--socket PATH) instead
   TIDINGS_CONFIG_DIR  where settings.toml is, for --preset
 
 Example MCP client config (Claude Desktop, Cursor, ...):
@@ -395,7 +413,8 @@ mod tests {
             parse_strs(&["--print-config"]),
             Ok(Command::PrintConfig {
                 client: None,
-                mode: Mode::Tools
+                mode: Mode::Tools,
+                socket: None
             })
         );
         assert_eq!(
@@ -403,11 +422,14 @@ mod tests {
                 "--print-config",
                 "--client",
                 "claude-code",
-                "--mode=channel"
+                "--mode=channel",
+                "--socket",
+                "/tmp/d/tidings.sock"
             ]),
             Ok(Command::PrintConfig {
                 client: Some(Host::ClaudeCode),
-                mode: Mode::Channel
+                mode: Mode::Channel,
+                socket: Some(PathBuf::from("/tmp/d/tidings.sock"))
             })
         );
         assert_eq!(
@@ -415,8 +437,30 @@ mod tests {
             Err(ArgsError::ChannelNeedsClaudeCode)
         );
         assert_eq!(
-            parse_strs(&["--print-config", "--client", "goose"]),
-            Err(ArgsError::UnknownClient("goose".into()))
+            parse_strs(&["--print-config", "--client", "notepad"]),
+            Err(ArgsError::UnknownClient("notepad".into()))
+        );
+        for (name, host) in [
+            ("gemini", Host::GeminiCli),
+            ("gemini-cli", Host::GeminiCli),
+            ("goose", Host::Goose),
+            ("windsurf", Host::Windsurf),
+            ("lm-studio", Host::LmStudio),
+            ("lmstudio", Host::LmStudio),
+        ] {
+            assert_eq!(
+                parse_strs(&["--print-config", "--client", name]),
+                Ok(Command::PrintConfig {
+                    client: Some(host),
+                    mode: Mode::Tools,
+                    socket: None
+                }),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            parse_strs(&["--print-config", "--client", "goose", "--mode", "channel"]),
+            Err(ArgsError::ChannelNeedsClaudeCode)
         );
         assert_eq!(
             parse_strs(&["--mode", "tools"]),
@@ -442,6 +486,16 @@ mod tests {
             "--mode",
         ] {
             assert!(USAGE.contains(needle), "{needle}");
+        }
+        for host in tidings_platform::Host::ALL {
+            assert!(USAGE.contains(host.id()), "{}", host.id());
+            assert!(
+                ArgsError::UnknownClient(String::new())
+                    .to_string()
+                    .contains(host.id()),
+                "{}",
+                host.id()
+            );
         }
     }
 }

@@ -51,7 +51,9 @@ impl StartAttempt {
 pub enum ConnectError {
     /// No daemon at the path (no socket file, or a stale one) and it could not be started.
     #[error(
-        "Tidings is not running (no daemon at {}){}; start the Tidings app, or run `tidings serve`",
+        "Tidings is not running (no daemon at {}){}; start the Tidings app, or run `tidings \
+         serve`; if Tidings serves another socket, put `--socket PATH` in this server's args \
+         (`tidings connect` does), since hosts may not pass TIDINGS_SOCKET on",
         .path.display(),
         .start.clause()
     )]
@@ -349,7 +351,9 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "Tidings is not running (no daemon at /run/user/1000/tidings/tidings.sock); \
-             start the Tidings app, or run `tidings serve`"
+             start the Tidings app, or run `tidings serve`; if Tidings serves another socket, \
+             put `--socket PATH` in this server's args (`tidings connect` does), since hosts \
+             may not pass TIDINGS_SOCKET on"
         );
     }
 }

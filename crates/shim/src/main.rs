@@ -39,7 +39,11 @@ fn main() -> ExitCode {
             print!("{}", args::USAGE);
             exit_code::SUCCESS
         }
-        Command::PrintConfig { client, mode } => print_config(client, mode),
+        Command::PrintConfig {
+            client,
+            mode,
+            socket,
+        } => print_config(client, mode, socket),
         Command::Version => {
             println!("tidings-mcp {}", tidings_platform::version::LONG);
             exit_code::SUCCESS
@@ -53,8 +57,15 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Prints the snippet that starts this very binary (its absolute path) in `mode`.
-fn print_config(client: Option<tidings_platform::Host>, mode: tidings_platform::Mode) -> u8 {
+/// Prints the snippet that starts this very binary (its absolute path) in `mode`, naming the
+/// socket (`--socket`, else `TIDINGS_SOCKET`, else the default) when the host's own
+/// environment would not lead its shim there.
+fn print_config(
+    client: Option<tidings_platform::Host>,
+    mode: tidings_platform::Mode,
+    socket: Option<PathBuf>,
+) -> u8 {
+    use tidings_platform::{Host, Launch, hosts};
     let shim = match std::env::current_exe().and_then(std::fs::canonicalize) {
         Ok(path) => path,
         Err(error) => {
@@ -62,9 +73,22 @@ fn print_config(client: Option<tidings_platform::Host>, mode: tidings_platform::
             return exit_code::FAILURE;
         }
     };
+    let socket = match socket.map_or_else(tidings_platform::paths::socket_path, |path| {
+        Ok(std::path::absolute(&path).unwrap_or(path))
+    }) {
+        Ok(path) => path,
+        Err(error) => {
+            eprintln!("tidings-mcp: {error}; or pass --socket PATH to choose the socket");
+            return exit_code::CONFIG;
+        }
+    };
+    // A host we do not know gets the common shape, and the narrowest environment.
+    let host = client.unwrap_or(Host::ClaudeDesktop);
+    let launch = Launch::new(&shim, mode)
+        .with_socket(hosts::socket_arg(host, &socket, &|n| std::env::var_os(n)));
     let snippet = match client {
-        Some(host) => host.snippet(&shim, mode),
-        None => tidings_platform::hosts::generic_snippet(&shim, mode),
+        Some(host) => host.snippet(&launch),
+        None => hosts::generic_snippet(&launch),
     };
     println!("{snippet}");
     exit_code::SUCCESS

@@ -105,3 +105,16 @@ async fn an_unknown_preset_is_a_config_error_naming_the_file() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn print_config_names_a_socket_the_host_would_not_find() {
+    let socket = "/tmp/tidings-print-config-test/tidings.sock";
+    let output = run(&["--print-config", "--client", "codex", "--socket", socket]).await;
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    // Codex passes its servers no TIDINGS_SOCKET: the entry must carry the path itself.
+    assert!(
+        text.contains(&format!("args = [\"--socket\",\"{socket}\"]")),
+        "{text}"
+    );
+}

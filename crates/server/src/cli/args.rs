@@ -177,7 +177,8 @@ impl From<ModeArg> for tidings_platform::Mode {
 /// `tidings connect`.
 #[derive(Debug, Args)]
 pub struct ConnectArgs {
-    /// claude-code, claude-desktop, cursor, vscode, codex or zed.
+    /// claude-code, claude-desktop, cursor, vscode, codex, zed, gemini, goose, windsurf or
+    /// lm-studio.
     #[arg(required_unless_present = "list")]
     pub client: Option<String>,
     /// What the entry serves [default: tools].
@@ -196,16 +197,18 @@ pub struct ConnectArgs {
     /// Same as `tidings clients`.
     #[arg(long, conflicts_with_all = ["client", "mode", "dry_run", "shim", "no_check"])]
     pub list: bool,
-    /// With --list: the daemon's socket [default: `TIDINGS_SOCKET`, else the platform
-    /// default].
-    #[arg(long, value_name = "PATH", requires = "list")]
+    /// The daemon's socket [default: `TIDINGS_SOCKET`, else the platform default]. The
+    /// entry names it (`--socket PATH`) unless it is the default the host's tidings-mcp
+    /// finds on its own, in the environment that host gives its servers.
+    #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 }
 
 /// `tidings disconnect`.
 #[derive(Debug, Args)]
 pub struct DisconnectArgs {
-    /// claude-code, claude-desktop, cursor, vscode, codex or zed.
+    /// claude-code, claude-desktop, cursor, vscode, codex, zed, gemini, goose, windsurf or
+    /// lm-studio.
     pub client: String,
     /// Print the change and write nothing.
     #[arg(long)]
@@ -227,14 +230,15 @@ pub struct ClientsArgs {
 const CONNECT_HELP: &str = "\
 Writes Tidings' entry into the client's user config (only that entry: everything else in
 the file is kept as written, comments included), after copying the old file beside it as
-<file>.tidings-backup-<time>. A file that is not valid JSON (or TOML) is refused and left
-untouched. Then runs the entry as the client would and completes an MCP handshake: it
+<file>.tidings-backup-<time>. A file that is not valid JSON (or TOML, or YAML) is refused
+and left untouched. Then runs the entry as the client would and completes an MCP handshake: it
 prints \"Connected ✓\" or what failed. A running client must be restarted to see the change.
 
 Examples:
   tidings connect claude-code
   tidings connect claude-code --mode channel
   tidings connect cursor --dry-run
+  tidings connect goose
   tidings disconnect cursor
   tidings clients";
 

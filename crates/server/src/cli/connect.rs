@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tidings_platform::paths::Os;
-use tidings_platform::{Host, Mode, hosts};
+use tidings_platform::{Host, Launch, Mode, hosts};
 use tidings_server::connect::{self, Target};
 use tidings_server::state::State;
 
@@ -85,7 +85,11 @@ pub async fn run_connect(args: ConnectArgs) -> anyhow::Result<()> {
     let target = target(host)?;
     let mode = args.mode.map_or(Mode::Tools, Mode::from);
     let shim = shim(args.shim.as_deref())?;
-    let change = connect::plan_connect(&target, &shim, mode)?;
+    let socket = resolve_socket(args.socket.as_deref())?;
+    let launch = Launch::new(&shim, mode).with_socket(hosts::socket_arg(host, &socket, &|name| {
+        std::env::var_os(name)
+    }));
+    let change = connect::plan_connect(&target, &launch)?;
     let shown = tidings_server::home_relative(&change.path);
     let mut out = String::new();
     if args.dry_run {
@@ -131,7 +135,14 @@ pub async fn run_connect(args: ConnectArgs) -> anyhow::Result<()> {
         let _ = writeln!(
             out,
             "The same with Claude Code's own command:\n  {}",
-            hosts::claude_mcp_add(&shim, mode)
+            hosts::claude_mcp_add(&launch)
+        );
+    }
+    if host == Host::GeminiCli {
+        // Otherwise the check passes and the session still shows the server disabled.
+        let _ = writeln!(
+            out,
+            "Gemini CLI starts it only in folders it trusts: `/permissions trust` in a session."
         );
     }
     crate::output::out(out.trim_end());
@@ -145,7 +156,7 @@ pub async fn run_connect(args: ConnectArgs) -> anyhow::Result<()> {
         .entry
         .clone()
         .expect("a connect change carries its entry");
-    let check = connect::verify(&entry, mode, connect::verify::TIMEOUT).await;
+    let check = connect::verify(&entry, mode, host.server_env(), connect::verify::TIMEOUT).await;
     if check.ok {
         crate::output::out(&check.message);
         Ok(())

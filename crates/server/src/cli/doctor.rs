@@ -208,7 +208,9 @@ async fn clients() -> Vec<(&'static str, Result<Verification, String>)> {
             Ok(Some(entry)) => {
                 checks.spawn(async move {
                     let mode = Mode::of_args(&entry.args);
-                    let check = connect::verify(&entry, mode, connect::verify::TIMEOUT).await;
+                    let check =
+                        connect::verify(&entry, mode, host.server_env(), connect::verify::TIMEOUT)
+                            .await;
                     (order, host.id(), Ok(check))
                 });
             }
@@ -292,9 +294,7 @@ fn client_checks(clients: &[(&'static str, Result<Verification, String>)]) -> Ve
                 Outcome::Warn,
                 "no MCP client is configured for Tidings",
             )
-            .fix(
-                "run `tidings connect claude-code` (or cursor, vscode, codex, zed, claude-desktop)",
-            ),
+            .fix("run `tidings connect claude-code` (or any client `tidings clients` lists)"),
         ];
     }
     clients

@@ -216,6 +216,10 @@ fn how_to_connect(demo: &DemoInfo, socket: &Path) -> String {
          \x20 {tidings} tail mail.received --socket {socket_arg}\n\
          \x20 {tidings} tail messages.received --from +12025550101 --socket {socket_arg}\n\
          \x20 {tidings} status --socket {socket_arg}\n\
+         \n\
+         Connect a host (its entry names this socket, since hosts such as Codex pass no\n\
+         TIDINGS_SOCKET to the servers they start):\n\
+         \x20 {tidings} connect claude-code --socket {socket_arg}\n\
          Stop with Ctrl-C.",
         home = demo.root.display(),
         settings = demo.settings.display(),

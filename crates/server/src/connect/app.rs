@@ -1,11 +1,11 @@
 //! What the app's Connect section calls: every host with its state and snippet, and
 //! connect / disconnect by host id, each returning what the row shows.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tidings_platform::paths::Os;
-use tidings_platform::{Host, Mode, hosts};
+use tidings_platform::{Host, Launch, Mode, hosts};
 
 use super::{ConnectError, HostStatus, Target, Verification};
 use crate::Handle;
@@ -76,6 +76,7 @@ pub fn hosts_view(handle: &Handle) -> Vec<HostView> {
         .filter_map(|c| c.name.clone())
         .collect();
     let shim = hosts::current_shim();
+    let socket = handle.socket_path();
     let processes = tidings_platform::default_processes();
     super::list(&home, Os::CURRENT, Some(&names))
         .into_iter()
@@ -86,7 +87,9 @@ pub fn hosts_view(handle: &Handle) -> Vec<HostView> {
                 .and_then(Mode::from_name)
                 .unwrap_or(Mode::Tools);
             HostView {
-                snippet: shim.as_deref().map(|s| host.snippet(s, mode)),
+                snippet: shim
+                    .as_deref()
+                    .map(|s| host.snippet(&launch(host, s, mode, socket))),
                 running: processes.any_running(host.process_names(Os::CURRENT)),
                 status,
             }
@@ -94,13 +97,21 @@ pub fn hosts_view(handle: &Handle) -> Vec<HostView> {
         .collect()
 }
 
-/// Points host `id` at the shim beside the app in `mode`, then checks it.
-pub async fn connect_host(id: &str, mode: &str) -> Result<Outcome, AppConnectError> {
+/// The shim in `mode`, naming the engine's `socket` when `host` would not find it.
+fn launch<'a>(host: Host, shim: &'a Path, mode: Mode, socket: &'a Path) -> Launch<'a> {
+    Launch::new(shim, mode).with_socket(hosts::socket_arg(host, socket, &|name| {
+        std::env::var_os(name)
+    }))
+}
+
+/// Points host `id` at the shim beside the app in `mode`, reaching the engine on `socket`,
+/// then checks it.
+pub async fn connect_host(id: &str, mode: &str, socket: &Path) -> Result<Outcome, AppConnectError> {
     let target = target(id)?;
     let mode =
         Mode::from_name(mode).ok_or_else(|| AppConnectError::UnknownMode(mode.to_owned()))?;
     let shim = hosts::current_shim().ok_or(AppConnectError::NoShim)?;
-    let change = super::plan_connect(&target, &shim, mode)?;
+    let change = super::plan_connect(&target, &launch(target.host, &shim, mode, socket))?;
     let applied = super::apply(
         &change,
         target.os,
@@ -110,7 +121,13 @@ pub async fn connect_host(id: &str, mode: &str) -> Result<Outcome, AppConnectErr
         .entry
         .clone()
         .expect("a connect change carries its entry");
-    let verification = super::verify(&entry, mode, super::verify::TIMEOUT).await;
+    let verification = super::verify(
+        &entry,
+        mode,
+        target.host.server_env(),
+        super::verify::TIMEOUT,
+    )
+    .await;
     Ok(Outcome {
         path: change.path,
         backup: applied.backup,

@@ -1,6 +1,7 @@
 //! Tidings' entry in a host's config text: read, set, remove, keeping every other byte as
 //! written (JSON and JSONC through jsonc-parser's concrete syntax tree, TOML through
-//! `toml_edit`). Pure: text in, text out; the file handling is in `file`.
+//! `toml_edit`, YAML through `super::yaml`). Pure: text in, text out; the file handling is in
+//! `file`.
 
 use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
@@ -20,9 +21,11 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// The fields of a JSON entry (`command`, `args`, `env`); `None` without a `command`.
+    /// The fields of a JSON entry (`command`, `args`, `env`; Goose's `cmd` and `envs`);
+    /// `None` without a command.
     pub fn from_json(value: &Value) -> Option<Entry> {
-        let command = value.get("command")?.as_str()?.to_owned();
+        let field = |names: [&str; 2]| names.into_iter().find_map(|n| value.get(n));
+        let command = field(["command", "cmd"])?.as_str()?.to_owned();
         let args = value
             .get("args")
             .and_then(Value::as_array)
@@ -32,8 +35,7 @@ impl Entry {
                     .collect()
             })
             .unwrap_or_default();
-        let env = value
-            .get("env")
+        let env = field(["env", "envs"])
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
@@ -51,7 +53,7 @@ pub enum EditError {
     /// The text does not parse.
     #[error("is not valid {format} (line {line}, column {column}: {message})")]
     Invalid {
-        /// "JSON", "JSON with comments" or "TOML".
+        /// "JSON", "JSON with comments", "TOML" or "YAML".
         format: &'static str,
         /// 1-based.
         line: usize,
@@ -60,26 +62,51 @@ pub enum EditError {
         /// The parser's words.
         message: String,
     },
-    /// The top level is not an object (a table in TOML).
+    /// The top level is not an object (a table in TOML, a mapping in YAML).
     #[error("has no {what} at the top level")]
     NotAnObject {
-        /// "object" or "table".
+        /// "object", "table" or "mapping".
         what: &'static str,
     },
-    /// The servers key holds something else than an object (table).
+    /// The servers key holds something else than an object (table, mapping).
     #[error("has `{key}` that is not an {what}")]
     KeyNotAnObject {
         /// The servers key.
         key: &'static str,
-        /// "object" or "table".
+        /// "object", "table" or "mapping".
         what: &'static str,
     },
+    /// Valid, but written in a way we do not edit (YAML anchors in the servers block, tabs,
+    /// several documents): the user adds the entry by hand.
+    // Only Goose's YAML is refused this way, hence the hint's client.
+    #[error(
+        "uses {what} (line {line}, column {column}), which tidings does not edit; add the \
+         entry by hand (`tidings-mcp --print-config --client goose` prints it)"
+    )]
+    Unsupported {
+        /// What we found, e.g. "a YAML anchor inside `extensions`".
+        what: String,
+        /// 1-based.
+        line: usize,
+        /// 1-based.
+        column: usize,
+    },
+    /// The edited text did not read back as the intended change: nothing is written.
+    #[error(
+        "could not be edited safely ({0}); nothing was written: add the entry by hand \
+         (`tidings-mcp --print-config --client goose` prints it)"
+    )]
+    Unverified(String),
 }
 
 /// Tidings' entry in `text`, if it has one.
 pub fn read(format: Format, key: &'static str, text: &str) -> Result<Option<Entry>, EditError> {
-    if format == Format::Toml {
-        return toml_read(key, text);
+    match format {
+        Format::Toml => return toml_read(key, text),
+        Format::Yaml => {
+            return Ok(super::yaml::read(key, text)?.and_then(|v| Entry::from_json(&v)));
+        }
+        Format::Json | Format::Jsonc | Format::JsonComments => {}
     }
     let root = json_parse(format, text)?;
     let Some(servers) = json_servers(&root, key, false)? else {
@@ -100,8 +127,10 @@ pub fn set(
     text: &str,
     entry: &[(&'static str, Value)],
 ) -> Result<String, EditError> {
-    if format == Format::Toml {
-        return toml_set(key, text, entry);
+    match format {
+        Format::Toml => return toml_set(key, text, entry),
+        Format::Yaml => return super::yaml::set(key, text, entry),
+        Format::Json | Format::Jsonc | Format::JsonComments => {}
     }
     let root = json_parse(format, text)?;
     let servers = json_servers(&root, key, true)?.expect("created when missing");
@@ -116,8 +145,10 @@ pub fn set(
 
 /// `text` without Tidings' entry, or `None` when it has none.
 pub fn remove(format: Format, key: &'static str, text: &str) -> Result<Option<String>, EditError> {
-    if format == Format::Toml {
-        return toml_remove(key, text);
+    match format {
+        Format::Toml => return toml_remove(key, text),
+        Format::Yaml => return super::yaml::remove(key, text),
+        Format::Json | Format::Jsonc | Format::JsonComments => {}
     }
     let root = json_parse(format, text)?;
     let Some(prop) = json_servers(&root, key, false)?.and_then(|s| s.get(SERVER_NAME)) else {
@@ -127,13 +158,15 @@ pub fn remove(format: Format, key: &'static str, text: &str) -> Result<Option<St
     Ok(Some(root.to_string()))
 }
 
-/// Parses strict JSON or JSONC. Comments and trailing commas only for JSONC; nothing else a
-/// JSON5-ish parser allows, so what we accept the host accepts too.
+/// Parses strict JSON, JSON with comments, or JSONC. Comments for the last two, trailing
+/// commas for JSONC only; nothing else a JSON5-ish parser allows, so what we accept the host
+/// accepts too.
 fn json_parse(format: Format, text: &str) -> Result<CstRootNode, EditError> {
+    let comments = matches!(format, Format::Jsonc | Format::JsonComments);
     let jsonc = format == Format::Jsonc;
     // The CST keeps comments whatever the options say, so strict JSON is checked by
     // serde_json first (a blank file stands for an empty config).
-    if !jsonc
+    if !comments
         && !text.trim().is_empty()
         && let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text)
     {
@@ -150,7 +183,7 @@ fn json_parse(format: Format, text: &str) -> Result<CstRootNode, EditError> {
         });
     }
     let options = ParseOptions {
-        allow_comments: jsonc,
+        allow_comments: comments,
         allow_loose_object_property_names: false,
         allow_trailing_commas: jsonc,
         allow_missing_commas: false,
@@ -435,6 +468,60 @@ mod tests {
             err.to_string(),
             "is not valid JSON (line 1, column 1: expected value)"
         );
+    }
+
+    #[test]
+    fn json_with_comments_keeps_them_and_refuses_trailing_commas() {
+        // Gemini CLI's settings.json: comments are read, a trailing comma is not.
+        let text = "// Gemini\n{\n  /* theme */ \"ui\": {\"theme\": \"Default\"},\n  \"mcpServers\": {}\n}\n";
+        let out = set(Format::JsonComments, "mcpServers", text, &entry()).unwrap();
+        assert!(
+            out.starts_with("// Gemini\n{\n  /* theme */ \"ui\""),
+            "{out}"
+        );
+        assert_eq!(
+            read(Format::JsonComments, "mcpServers", &out)
+                .unwrap()
+                .unwrap()
+                .command,
+            "/A/tidings-mcp"
+        );
+        assert_eq!(
+            remove(Format::JsonComments, "mcpServers", &out)
+                .unwrap()
+                .unwrap(),
+            text
+        );
+        let trailing = "{\n  \"mcpServers\": {},\n}\n";
+        assert!(set(Format::Jsonc, "mcpServers", trailing, &entry()).is_ok());
+        let err = set(Format::JsonComments, "mcpServers", trailing, &entry()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                EditError::Invalid {
+                    format: "JSON",
+                    line: 2,
+                    column: 19,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn an_entry_reads_gooses_field_names_too() {
+        let goose = json!({"enabled": true, "type": "stdio", "cmd": "/A/tidings-mcp",
+            "args": ["--channel"], "envs": {"A": "1"}, "timeout": 300});
+        assert_eq!(
+            Entry::from_json(&goose),
+            Some(Entry {
+                command: "/A/tidings-mcp".into(),
+                args: vec!["--channel".into()],
+                env: vec![("A".into(), "1".into())],
+            })
+        );
+        assert_eq!(Entry::from_json(&json!({"args": []})), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - `edit`: the entry in the config text, every other byte kept.
 //! - `file`: read, back up, replace atomically.
 //! - `verify`: the handshake through the written command.
+//! - `yaml`: the entry in Goose's YAML, checked before and after the edit.
 //!
 //! Decisions: docs/decisions/connect.md.
 
@@ -13,13 +14,14 @@ pub mod app;
 pub mod edit;
 pub mod file;
 pub mod verify;
+pub mod yaml;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tidings_platform::paths::Os;
-use tidings_platform::{Host, Mode, Processes};
+use tidings_platform::{Host, Launch, Mode, Processes};
 
 pub use edit::Entry;
 pub use verify::{Verification, verify};
@@ -127,20 +129,22 @@ pub struct Applied {
     pub restart: Option<String>,
 }
 
-/// The change that points `target`'s host at `shim` in `mode`.
-pub fn plan_connect(target: &Target, shim: &Path, mode: Mode) -> Result<Change, ConnectError> {
+/// The change that points `target`'s host at `launch` (the shim, its mode, and the socket
+/// when the host's environment would not find it: [`tidings_platform::hosts::socket_arg`]).
+pub fn plan_connect(target: &Target, launch: &Launch<'_>) -> Result<Change, ConnectError> {
     let host = target.host;
+    let mode = launch.mode;
     if !host.modes().contains(&mode) {
         return Err(ConnectError::Mode { host, mode });
     }
     let (path, old) = load(target)?;
-    let entry_json = host.entry(shim, mode);
+    let entry_json = host.entry(launch);
     let text = old.as_deref().unwrap_or("");
     let new = edit::set(
         host.format(),
         host.servers_key(),
         text,
-        &host.entry_fields(shim, mode),
+        &host.entry_fields(launch),
     )
     .map_err(|source| ConnectError::Invalid {
         path: path.clone(),

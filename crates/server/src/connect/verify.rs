@@ -1,13 +1,14 @@
 //! The check after writing: start the entry's command the way the host would (its command,
-//! arguments and environment on top of ours, stdio piped), complete a handshake fitting the
-//! mode, and say "Connected ✓" or exactly what failed.
+//! its arguments, the environment the host gives its servers with the entry's `env` on top,
+//! stdio piped), complete a handshake fitting the mode, and say "Connected ✓" or exactly what
+//! failed.
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use tidings_platform::Mode;
+use tidings_platform::{Mode, ServerEnv};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::Command;
 
@@ -38,10 +39,15 @@ impl Verification {
     }
 }
 
-/// Runs `entry` and completes the handshake for `mode` within `timeout`.
-pub async fn verify(entry: &Entry, mode: Mode, timeout: Duration) -> Verification {
+/// Runs `entry` with the environment a host whose rule is `env` would give it, and completes
+/// the handshake for `mode` within `timeout`. Our own environment is filtered the same way,
+/// so a check cannot pass on a variable (`TIDINGS_SOCKET`, `XDG_RUNTIME_DIR`) that the host
+/// would drop.
+pub async fn verify(entry: &Entry, mode: Mode, env: ServerEnv, timeout: Duration) -> Verification {
     let mut child = match Command::new(&entry.command)
         .args(&entry.args)
+        .env_clear()
+        .envs(env.filter(std::env::vars_os()))
         .envs(entry.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

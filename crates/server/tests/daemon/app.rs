@@ -244,6 +244,13 @@ fn settings_changes_are_checked_saved_and_shown() {
         "{}",
         view.connect_snippet
     );
+    // The demo's socket is no host's default: the snippet must name it, or the client it
+    // configures would look for the daemon elsewhere.
+    let snippet: serde_json::Value = serde_json::from_str(&view.connect_snippet).unwrap();
+    assert_eq!(
+        snippet["mcpServers"]["tidings"]["args"],
+        serde_json::json!(["--socket", handle.socket_path().display().to_string()])
+    );
 
     let entries = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     let err = rt

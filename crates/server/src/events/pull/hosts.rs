@@ -17,7 +17,9 @@ pub struct HostLimit {
 /// `clientInfo.name` values (lower-cased) and their ceilings. Names not listed get
 /// [`UNKNOWN`]. Claude Code resets its idle timer on progress but moves a call that runs past
 /// 2 minutes to a background task; 110 s keeps the result inline. Claude Desktop, Codex
-/// (`tool_timeout_sec` default) and Zed allow 60 s; Goose 300 s.
+/// (`tool_timeout_sec` default) and Zed allow 60 s; Goose 300 s (the `timeout` our entry
+/// writes). Gemini CLI allows 10 minutes unless the entry's `timeout` says less; it gets
+/// Goose's 280 s, so a wait that names no `timeout_s` does not hold a turn for ten.
 const HOSTS: &[(&[&str], HostLimit)] = &[
     (
         &["claude-code"],
@@ -48,16 +50,24 @@ const HOSTS: &[(&[&str], HostLimit)] = &[
         },
     ),
     (
-        &["goose"],
+        // `goose` in older releases; the CLI's front end announces `goose-cli`.
+        &["goose", "goose-cli"],
         HostLimit {
             host: "Goose",
             max_wait_s: 280,
         },
     ),
+    (
+        &["gemini-cli-mcp-client"],
+        HostLimit {
+            host: "Gemini CLI",
+            max_wait_s: 280,
+        },
+    ),
 ];
 
-/// Every host we do not know, VS Code and Cursor included (their tool timeouts are not
-/// documented).
+/// Every host we do not know, VS Code, Cursor, Windsurf and LM Studio included (their tool
+/// timeouts are not documented).
 pub const UNKNOWN: HostLimit = HostLimit {
     host: "an unknown host",
     max_wait_s: 45,
@@ -93,6 +103,9 @@ mod tests {
         assert_eq!(limit_for(Some("Zed")).max_wait_s, 50);
         assert_eq!(limit_for(Some("codex-mcp-client")).max_wait_s, 50);
         assert_eq!(limit_for(Some("goose")).max_wait_s, 280);
+        assert_eq!(limit_for(Some("goose-cli")).max_wait_s, 280);
+        assert_eq!(limit_for(Some("gemini-cli-mcp-client")).host, "Gemini CLI");
+        assert_eq!(limit_for(Some("windsurf-client")), UNKNOWN);
         assert_eq!(limit_for(Some("Visual Studio Code")), UNKNOWN);
         assert_eq!(limit_for(None), UNKNOWN);
         assert_eq!(UNKNOWN.max_wait_s, 45);
