@@ -260,7 +260,8 @@ impl Held {
 }
 
 /// rmcp's output, line by line, to the writer; an answer (a response or an error) frees the
-/// stream id it answers.
+/// stream id it answers, and `server/discover`'s answer gets `capabilities.events`
+/// ([`crate::events_key`]).
 async fn read_rmcp<R: AsyncRead + Unpin>(
     from_rmcp: R,
     out: mpsc::Sender<Vec<u8>>,
@@ -277,6 +278,7 @@ async fn read_rmcp<R: AsyncRead + Unpin>(
                 {
                     conn.release_stream_id(&id);
                 }
+                let line = crate::events_key::rewrite(&line).unwrap_or(line);
                 if out.send(line).await.is_err() {
                     return;
                 }

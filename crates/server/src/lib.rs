@@ -36,6 +36,8 @@
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
 //! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers.
 //! - [`listen_alias`]: the one `subscriptions/listen` rewrite both transports use.
+//! - [`events_key`]: the one outbound rewrite both transports use: `capabilities.events`
+//!   beside the extension on `server/discover`, for clients of the extension's earlier draft.
 //! - [`limits`]: stream caps and frame size limits.
 //! - `home`: paths shown to clients with the home directory as `~`.
 
@@ -46,6 +48,7 @@ pub mod daemon;
 pub mod demo;
 pub mod engine;
 pub mod events;
+pub mod events_key;
 mod fanout;
 pub mod frames;
 mod heads;

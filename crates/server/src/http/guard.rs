@@ -30,7 +30,9 @@
 //!    and a notification or response 202 with nothing (rmcp would answer 415 in plain text).
 //!
 //! The original bytes go on to rmcp unless the rename changed the body: re-serialising can
-//! make an in-limit body longer (`1e5` becomes `100000.0`).
+//! make an in-limit body longer (`1e5` becomes `100000.0`). On the way back, the answer to
+//! `server/discover` gets `capabilities.events` beside the extension (`events_key.rs`, shared
+//! with the socket's framer).
 //!
 //! Then the token's state rides in the request's extensions ([`Principal`]) to the handler,
 //! which counts streams per token and ends them when the token is rotated.
@@ -95,13 +97,53 @@ pub(crate) async fn check(
     next: Next,
 ) -> Response {
     match guard.admit(request).await {
-        Ok(request) => next.run(request).await,
+        Ok((request, Asked::Discover)) => with_events_key(next.run(request).await).await,
+        Ok((request, Asked::Other)) => next.run(request).await,
         Err(refusal) => refusal,
     }
 }
 
+/// Whether the request was `server/discover`, whose answer the guard patches.
+enum Asked {
+    Discover,
+    Other,
+}
+
+/// The longest `server/discover` answer the guard reads to patch; rmcp's is under 2 KiB.
+const MAX_DISCOVER_ANSWER: usize = 64 * 1024;
+
+/// `response` with `capabilities.events` added when it is a JSON `server/discover` answer.
+async fn with_events_key(response: Response) -> Response {
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_DISCOVER_ANSWER).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Value::Null,
+                -32603,
+                format!("the server/discover answer could not be read: {e}"),
+                None,
+            );
+        }
+    };
+    let bytes = crate::events_key::rewrite(&bytes).map_or(bytes, Bytes::from);
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+    Response::from_parts(parts, Body::from(bytes))
+}
+
 impl Guard {
-    async fn admit(&self, request: Request) -> Result<Request, Response> {
+    async fn admit(&self, request: Request) -> Result<(Request, Asked), Response> {
         let (mut parts, body) = request.into_parts();
         self.check_host(&parts.headers)?;
         self.check_target(&parts.uri)?;
@@ -118,7 +160,7 @@ impl Guard {
         parts.extensions.insert(Principal(principal.clone()));
         if parts.method != Method::POST {
             // rmcp answers 405 for everything but POST in stateless mode.
-            return Ok(Request::from_parts(parts, body));
+            return Ok((Request::from_parts(parts, body), Asked::Other));
         }
         let bytes = self.read_body(&parts.headers, body).await?;
         // The token was checked on the headers; the body may have taken until after a
@@ -131,6 +173,11 @@ impl Guard {
             return Err(stopping());
         }
         let mut message = one_message(&bytes)?;
+        let asked = if message.get("method").and_then(Value::as_str) == Some("server/discover") {
+            Asked::Discover
+        } else {
+            Asked::Other
+        };
         let bytes = if route_headers(&mut parts.headers, &mut message)? {
             Bytes::from(serde_json::to_vec(&message).map_err(|e| {
                 rpc_error(
@@ -148,7 +195,7 @@ impl Guard {
         parts
             .headers
             .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
-        Ok(Request::from_parts(parts, Body::from(bytes)))
+        Ok((Request::from_parts(parts, Body::from(bytes)), asked))
     }
 
     fn check_host(&self, headers: &HeaderMap) -> Result<(), Response> {

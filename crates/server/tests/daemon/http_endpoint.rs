@@ -186,6 +186,28 @@ async fn a_body_over_1_mib_is_413_naming_the_limit() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn discover_declares_events_under_both_keys() {
+    let s = Server::start(|_| {}).await;
+    let reply = s.request(1, "server/discover", json!({})).send().await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    let length: usize = reply.header("content-length").unwrap().parse().unwrap();
+    let body = reply.json().await;
+    assert_eq!(
+        length,
+        body.to_string().len(),
+        "the length follows the patch"
+    );
+    let caps = &body["result"]["capabilities"];
+    assert_eq!(
+        caps["extensions"]["io.modelcontextprotocol/events"],
+        json!({"listChanged": true}),
+        "{body}"
+    );
+    // Clients of the extension's earlier draft (`@ai-sdk/mcp`) look for this key only.
+    assert_eq!(caps["events"], json!({"listChanged": true}), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_poll_and_a_stream_work_end_to_end_with_data_frame_heartbeats() {
     let s = Server::start(|_| {}).await;
     let poll = s

@@ -64,6 +64,12 @@ fn discover_list_bootstrap_then_poll_returns_new_mail_and_message() {
         true,
         "{discover}"
     );
+    // Clients of the extension's earlier draft look for the top-level key only.
+    assert_eq!(
+        discover["capabilities"]["events"],
+        json!({"listChanged": true}),
+        "{discover}"
+    );
 
     let list = client.result(2, "events/list", json!({}));
     assert_eq!(list["resultType"], "complete", "{list}");

@@ -5,8 +5,9 @@
 //! 1.x line today's hosts are built on (`@modelcontextprotocol/sdk`) runs
 //! `examples/typescript/pull_tools.mjs` on the pull tools, and the v2 client
 //! (`@modelcontextprotocol/client`) runs `examples/typescript/events_stream.mjs`, which gets
-//! events through `events/stream` on 2026-07-28. The pull-tools examples skip, saying so,
-//! against a daemon that lists no `tidings_check`; this one does.
+//! events through `events/stream` on 2026-07-28; the AI SDK's client (`@ai-sdk/mcp`) runs
+//! `examples/typescript/ai_sdk_events.mjs`, which lists the event types. The pull-tools
+//! examples skip, saying so, against a daemon that lists no `tidings_check`; this one does.
 //!
 //! The venv and the `node_modules` live under this run's target dir and are reused;
 //! `scripts/python-sdk-venv.sh` and `scripts/typescript-sdk-deps.sh` make them (the Python
@@ -180,5 +181,32 @@ fn the_typescript_client_v2_gets_events_through_events_stream() {
     assert!(
         two_events_through(&Sdk::TypeScriptEvents),
         "events_stream.mjs never skips"
+    );
+}
+
+/// `@ai-sdk/mcp` asks `server/discover` and then looks only for a top-level
+/// `capabilities.events`; without it, it says "Server does not support events" and sends
+/// nothing. Tidings declares it beside the extension key, so the AI SDK lists the types.
+#[test]
+fn the_ai_sdk_lists_the_event_types() {
+    let daemon = Daemon::start();
+    let out = node("ai_sdk_events.mjs")
+        .arg("--shim")
+        .arg(shim_bin())
+        .arg("--socket")
+        .arg(&daemon.socket)
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("run ai_sdk_events.mjs");
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "EVENTS mail.received,messages.received",
+            "TOOLS tidings_check,tidings_wait"
+        ],
+        "{stdout}"
     );
 }
