@@ -50,6 +50,27 @@ fn event_ids(result: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Claude Code defers MCP tools until the model searches for them: each word a person uses
+/// for mail and messages finds both tools, in their title or description.
+#[test]
+fn the_tools_are_found_by_the_words_people_use() {
+    let daemon = Daemon::start();
+    let (mut c, _) = legacy(&daemon, "claude-code");
+    let list = legacy_call(&mut c, 1, "tools/list", &json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2, "{list}");
+    for tool in tools {
+        assert!(tool["title"].is_string(), "{tool}");
+        let words =
+            format!("{} {} {}", tool["name"], tool["title"], tool["description"]).to_lowercase();
+        for word in [
+            "mail", "email", "inbox", "message", "imessage", "text", "sms",
+        ] {
+            assert!(words.contains(word), "no {word:?} in {tool}");
+        }
+    }
+}
+
 #[test]
 fn a_legacy_session_gets_the_pull_tools() {
     let daemon = Daemon::start_with(&["--tool-progress-ms", "100"]);
@@ -74,18 +95,6 @@ fn a_legacy_session_gets_the_pull_tools() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["tidings_check", "tidings_wait"], "{list}");
-    // Claude Code defers MCP tools until the model searches for them: each word a person
-    // uses for mail and messages finds both tools, in their title or description.
-    for tool in list["result"]["tools"].as_array().unwrap() {
-        let words =
-            format!("{} {} {}", tool["name"], tool["title"], tool["description"]).to_lowercase();
-        for word in [
-            "mail", "email", "inbox", "message", "imessage", "text", "sms",
-        ] {
-            assert!(words.contains(word), "no {word:?} in {tool}");
-        }
-        assert!(tool["title"].is_string(), "{tool}");
-    }
 
     // The first check starts from now: nothing, and a cursor.
     let first = tool(&mut c, 2, "tidings_check", &json!({}));
