@@ -13,7 +13,9 @@
 # serving and Settings… in the menu starts a new one; Quit exits 0, removes both sockets and
 # ends the window's process; the app's
 # log file (under a temporary XDG state home) holds its info lines, no address, and the one
-# warning for the missing notification server the first client's notice met.
+# warning for the missing notification server the first client's notice met. Last, with
+# trayer stopped (no tray host at all), a start that is not a first run finds its icon hidden
+# and opens Settings by itself, whose page says so; SIGTERM quits it.
 #
 # Every wait polls for a condition with a generous bound; nothing asserts on timing.
 # Env: SHOTS_DIR=DIR also writes the menu's screenshot there as menu-$THEME.png (make
@@ -73,7 +75,8 @@ export DISPLAY=:$(head -n1 "$work/display")
 
 trayer --edge top --align right --widthtype pixel --width 120 --height 32 \
   --heighttype pixel --transparent false --tint 0xe8e8e8 --SetDockType false 2>"$out/trayer.log" &
-pids+=($!)
+trayer_pid=$!
+pids+=($trayer_pid)
 wait_for 20 "trayer window" xdotool search --onlyvisible --name '^panel$'
 panel=$(xdotool search --onlyvisible --name '^panel$' | head -n1)
 
@@ -182,6 +185,8 @@ tray_icon_appears() {
   wait_for 30 "tray icon in trayer" icon_window
   icon=$(icon_window)
   echo "== tray icon: window $icon" >&2
+  # The app's own launch check agrees (trayer is an XEmbed tray: src-tauri/src/menu_bar.rs).
+  wait_for 30 "the launch check to find the icon shown" grep -q 'the menu-bar icon is shown' "$out/app.log"
 }
 
 menu_opens() {
@@ -361,6 +366,38 @@ log_file_written() {
     || fail "a missing notification server was not logged exactly once (the notices reach the notifier)"
 }
 
+# With no tray host at all (trayer stopped; this bus has no StatusNotifier watcher), the icon
+# cannot be shown: a start that is not a first run (the demo directory has its settings now)
+# opens Settings by itself once the launch check gives up on the icon (5 s after it is made),
+# and the page shows where to allow it (target/app-e2e/<theme>/hidden-icon.png). Its own log
+# and state directory, so the log file checked above is the first run's alone. No icon to
+# click: SIGTERM quits it, as launchd or systemd would.
+hidden_icon_opens_settings() {
+  kill "$trayer_pid"
+  wait_for 20 "trayer to exit" proc_gone "$trayer_pid"
+  local log=$out/app-hidden.log
+  XDG_STATE_HOME="$work/state-hidden" "$app" --demo --data-dir "$demo" -v >"$log" 2>&1 &
+  app_pid=$!
+  pids+=($app_pid)
+  wait_for 30 "the settings window to open by itself with no tray host" \
+    xdotool search --onlyvisible --name '^Tidings Settings$'
+  local hidden opened
+  hidden=$(grep -n 'the menu-bar icon is hidden' "$log" | head -n1 | cut -d: -f1)
+  opened=$(grep -n 'settings window opened' "$log" | head -n1 | cut -d: -f1)
+  [ -n "$hidden" ] && [ -n "$opened" ] && ((hidden < opened)) \
+    || fail "the window did not open because the icon was found hidden: $(cat "$log")"
+  wait_for 30 "get_state from the window the hidden icon opened" grep -q 'command="get_state"' "$log"
+  settings=$(xdotool search --onlyvisible --name '^Tidings Settings$' | head -n1)
+  wait_for 30 "the window with the hidden icon's notice to paint" settled hidden-icon
+  kill -TERM "$app_pid"
+  app_done() { ! kill -0 "$app_pid" 2>/dev/null; }
+  wait_for 30 "the app to exit on SIGTERM" app_done
+  local code=0
+  wait "$app_pid" || code=$?
+  [ "$code" -eq 0 ] || fail "SIGTERM exited $code"
+  ! grep -q 'panicked' "$log" || fail "the app panicked: $(cat "$log")"
+}
+
 refuses_an_open_data_dir
 start_app
 tray_icon_appears
@@ -375,4 +412,5 @@ menu_pauses_all
 window_process_can_die
 menu_quits
 log_file_written
+hidden_icon_opens_settings
 echo "== app-e2e ($theme): ok (artifacts in target/app-e2e/$theme)" >&2

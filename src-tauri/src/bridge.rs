@@ -34,7 +34,7 @@ pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Windo
                 let now = state.borrow_and_update();
                 window_state
                     .is_open()
-                    .then(|| event("state-changed", &*now))
+                    .then(|| event("state-changed", &cx_state.window_state(&now)))
             };
             main.send(AppEvent::Refresh);
             if let Some(changed) = changed {
@@ -68,6 +68,14 @@ pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Windo
             }
         }
     });
+}
+
+/// `state-changed` with the engine's State now (the menu-bar icon's view changed).
+pub fn state_changed(cx: &Context) -> ToWindow {
+    event(
+        "state-changed",
+        &cx.window_state(&cx.handle.state().borrow()),
+    )
 }
 
 fn event(name: &str, payload: &impl Serialize) -> ToWindow {

@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 use tidings_server::app;
 use tidings_server::clients::Delivery;
 use tidings_server::connect;
-use tidings_server::{Handle, app::AllowCheck};
+use tidings_server::{Handle, State, app::AllowCheck};
 
 use crate::AppEvent;
+use crate::menu_bar::{MenuBarState, MenuBarView};
 
 /// Every command's name, the one list `commands.json`, the page and its fake bridge are
 /// checked against.
@@ -54,13 +55,38 @@ impl<E: std::fmt::Display> From<E> for CommandError {
     }
 }
 
-/// What the app needs to run a command: the engine, and a way to tell the main thread
-/// (the menu's login tick, a restart).
+/// What the app needs to run a command: the engine, a way to tell the main thread
+/// (the menu's login tick, a restart), and what the app found about its menu-bar icon.
 pub struct Context {
     /// The engine.
     pub handle: Handle,
     /// The main thread's event loop.
     pub main: crate::Proxy,
+    /// Whether the menu-bar icon is shown (the main thread's launch check).
+    pub menu_bar: MenuBarState,
+}
+
+/// The State the window gets (`get_state`, `state-changed`): the engine's, with what only the
+/// app knows, whether its menu-bar icon is shown (`menuBar`). Not the engine's: `tidings
+/// status` and MCP clients see no `menuBar`, as an engine without the app has no icon.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowState<'a> {
+    /// The engine's State, its fields at the top level.
+    #[serde(flatten)]
+    pub state: &'a State,
+    /// The menu-bar icon.
+    pub menu_bar: MenuBarView,
+}
+
+impl Context {
+    /// The window's State from the engine's `state`.
+    pub fn window_state<'a>(&self, state: &'a State) -> WindowState<'a> {
+        WindowState {
+            state,
+            menu_bar: self.menu_bar.get(),
+        }
+    }
 }
 
 /// Runs `command` with the page's `args` (camelCase keys, as Tauri's commands took them).
@@ -75,7 +101,7 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
     tracing::info!(command, "command");
     let handle = &cx.handle;
     match command {
-        "get_state" => reply(handle.state().borrow().clone()),
+        "get_state" => reply(cx.window_state(&handle.state().borrow())),
         "get_settings" => reply(app::settings_view(handle).await),
         "set_type_enabled" => {
             let a: TypeSwitch = parse(command, args)?;
@@ -135,7 +161,7 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
         "list_hosts" => reply(connect::app::hosts_view(handle)),
         "connect_host" => {
             let a: Host = parse(command, args)?;
-            reply(connect::app::connect_host(&a.id, &a.mode).await?)
+            reply(connect::app::connect_host(&a.id, &a.mode, handle.socket_path()).await?)
         }
         "disconnect_host" => {
             let a: HostId = parse(command, args)?;

@@ -6,7 +6,8 @@
 //! Modules: `args` (the command line), `tray` (the menu, updated in place on the main
 //! thread), `window` (the window process and its bridge), `wire` (the bridge's messages),
 //! `commands` (the window's commands), `bridge` (engine changes to the menu and the window),
-//! `handover` (a second launch opens the first one's Settings).
+//! `handover` (a second launch opens the first one's Settings), `menu_bar` (a hidden menu-bar
+//! icon opens Settings with where to allow it).
 //! Decisions: docs/decisions/app.md.
 
 // No console window on Windows release builds (harmless elsewhere).
@@ -16,12 +17,14 @@ mod args;
 mod bridge;
 mod commands;
 mod handover;
+mod menu_bar;
 mod tray;
 mod window;
 mod wire;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use clap::Parser;
 use tao::event::{Event, StartCause};
@@ -33,6 +36,7 @@ use tracing::level_filters::LevelFilter;
 use tray_icon::menu::MenuEvent;
 
 use commands::Context;
+use menu_bar::Watch;
 use window::Window;
 
 /// How long "Pause all for 1 hour" pauses.
@@ -165,6 +169,7 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
     let cx = Arc::new(Context {
         handle: handle.clone(),
         main: main.clone(),
+        menu_bar: menu_bar::MenuBarState::default(),
     });
     let window = Window::new(cx.clone(), runtime.handle().clone());
     let handover_path = handover::path(handle.socket_path());
@@ -182,8 +187,15 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
     let restart_args: Vec<_> = std::env::args_os().skip(1).collect();
 
     let mut tray = None;
+    // Whether the icon is shown (`menu_bar`), from the tray's making on.
+    let mut icon: Option<Watch> = None;
     event_loop.run(move |event, _, control_flow| {
-        *control_flow = ControlFlow::Wait;
+        // While the launch check runs, the loop sleeps until its next look at the latest (an
+        // exit set below is sticky: tao keeps it).
+        *control_flow = icon
+            .as_ref()
+            .and_then(Watch::next_look)
+            .map_or(ControlFlow::Wait, ControlFlow::WaitUntil);
         // Quit: the window's process, the engine (final frames, socket removed), the
         // hand-over socket, then the loop, which exits the process with `code`.
         let mut quit = |control_flow: &mut ControlFlow, code: i32| {
@@ -198,6 +210,7 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             // The tray is made once the loop runs (as macOS needs it).
             Event::NewEvents(StartCause::Init) => match tray::Tray::build(&handle) {
                 Ok(built) => {
+                    icon = Some(Watch::new(built.presence(), Instant::now()));
                     tray = Some(built);
                     if open_at_start {
                         window.show();
@@ -219,10 +232,10 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
                         tray.update_login(&view);
                     }
                 }
-                AppEvent::ShowSettings => window.show(),
+                AppEvent::ShowSettings => show_settings(&cx, &window, icon.as_ref()),
                 AppEvent::Menu(id) => match id.as_str() {
                     tray::QUIT => quit(control_flow, 0),
-                    tray::SETTINGS => window.show(),
+                    tray::SETTINGS => show_settings(&cx, &window, icon.as_ref()),
                     _ => {
                         tracing::info!(item = id, "menu");
                         runtime.spawn(act(cx.clone(), id));
@@ -234,9 +247,33 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
                     restart(&restart_args);
                 }
             },
+            // The launch check's timer, or any other wake-up.
+            Event::NewEvents(_) => look_at_icon(&cx, &window, icon.as_mut()),
             _ => {}
         }
     })
+}
+
+/// A look at the icon if one is due. Once the launch check answers, an open window (a first
+/// run) is told at once; a hidden icon opens the window, which asks for the state itself.
+fn look_at_icon(cx: &Context, window: &Window, icon: Option<&mut Watch>) {
+    if let Some(open) = icon.and_then(|icon| icon.wake(Instant::now(), &cx.menu_bar)) {
+        window.send(bridge::state_changed(cx));
+        if open {
+            window.show();
+        }
+    }
+}
+
+/// Opens Settings (the menu's Settings…, a second launch). When the launch check found the
+/// icon hidden, one more look first: allowed since, the window's notice goes.
+fn show_settings(cx: &Context, window: &Window, icon: Option<&Watch>) {
+    if let Some(icon) = icon
+        && icon.look_again(&cx.menu_bar)
+    {
+        window.send(bridge::state_changed(cx));
+    }
+    window.show();
 }
 
 /// Starts the engine, with its notices shown as desktop notifications. `None`: a second

@@ -6,6 +6,7 @@
 
 use tidings_core::EventType;
 use tidings_core::allowlist::allow_summary;
+use tidings_platform::MenuBarPresence;
 use tidings_server::{Handle, State, app};
 use tray_icon::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tray_icon::{Icon, TrayIcon, TrayIconBuilder};
@@ -25,8 +26,9 @@ pub struct Tray {
     types: Vec<(EventType, CheckMenuItem, MenuItem)>,
     pause: MenuItem,
     login: CheckMenuItem,
-    // Dropping it removes the icon.
-    _icon: TrayIcon,
+    // Dropping it removes the icon. Read on macOS only (its status item, `presence`).
+    #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+    icon: TrayIcon,
 }
 
 /// A menu item's id for an event type's check item.
@@ -74,7 +76,7 @@ impl Tray {
             types,
             pause,
             login,
-            _icon: icon,
+            icon,
         };
         tray.update(handle, &handle.state().borrow());
         // Not in `update`: that runs on every state change, and asking (systemctl on Linux)
@@ -82,6 +84,21 @@ impl Tray {
         // terminal (`tidings install`, seen at the next start).
         tray.update_login(&app::login_view());
         Ok(tray)
+    }
+
+    /// What answers whether this icon is shown: its status item's window on macOS, the
+    /// session's tray hosts on Linux (`src/menu_bar.rs` looks).
+    #[cfg_attr(
+        not(target_os = "macos"),
+        allow(clippy::unused_self, reason = "Linux asks the session, not the icon")
+    )]
+    pub fn presence(&self) -> Box<dyn MenuBarPresence> {
+        #[cfg(target_os = "macos")]
+        let presence =
+            tidings_platform::menu_bar::StatusItemPlacement::new(self.icon.ns_status_item());
+        #[cfg(not(target_os = "macos"))]
+        let presence = tidings_platform::menu_bar::TrayHosts::of_this_session();
+        Box::new(presence)
     }
 
     /// Sets every item from the engine's state and settings (no keychain read: the menu

@@ -6,6 +6,7 @@ import { call, messageOf, on } from "./bridge";
 import type { Ctx, Model, Section } from "./context";
 import { h, setText } from "./dom";
 import { firstRun } from "./firstrun";
+import { menuBarNotice } from "./menubar";
 import type { Delivery, SettingsView, State } from "./model";
 import { activitySection } from "./sections/activity";
 import { advancedSection } from "./sections/advanced";
@@ -17,8 +18,10 @@ import { typesSection } from "./sections/types";
 const model: Model = { state: null, settings: null, activity: [] };
 let sections: Section[] = [];
 let sheet: ReturnType<typeof firstRun> | null = null;
+const notice = menuBarNotice();
 
 function render(): void {
+  notice.update(model);
   for (const s of sections) s.update(model);
   sheet?.update(model);
 }
@@ -82,7 +85,7 @@ async function start(): Promise<void> {
   };
   const banner = h("p", { class: "banner", attrs: { role: "alert", "data-testid": "banner" } });
   banner.hidden = true;
-  root.replaceChildren(sidebar(sections, select), h("div", { class: "pane" }, banner, main), sheet.dialog);
+  root.replaceChildren(sidebar(sections, select), h("div", { class: "pane" }, banner, notice.element, main), sheet.dialog);
   const wanted = sections.findIndex((s) => `#${s.id}` === location.hash);
   select(wanted < 0 ? 0 : wanted, false);
 

@@ -1,5 +1,6 @@
 // The shapes the bridge carries: `State` mirrors crates/server/src/state.rs (camelCase, as
-// `tidings status --json` prints it), the rest the app contract's SettingsView and Delivery.
+// `tidings status --json` prints it) plus the app's `menuBar`, the rest the app contract's
+// SettingsView and Delivery.
 
 export type StoreAccess =
   | "not_checked"
@@ -72,6 +73,16 @@ export type FullDiskAccess =
   | { state: "missing" }
   | { state: "stale"; last_granted: string };
 
+/**
+ * The app's menu-bar icon, as its launch check found it (src-tauri/src/menu_bar.rs). Added by
+ * the app beside the engine's fields: `tidings status` has no `menuBar`.
+ */
+export type MenuBar =
+  | { state: "checking" }
+  | { state: "shown" }
+  | { state: "hidden"; fix: string }
+  | { state: "unknown" };
+
 export interface State {
   version: string;
   socket: string | null;
@@ -83,6 +94,8 @@ export interface State {
   clients: ClientState[];
   /** Absent from an engine older than the field: read as unknown. */
   fullDiskAccess?: FullDiskAccess;
+  /** Absent outside the app (a State from `tidings status`): nothing to say. */
+  menuBar?: MenuBar;
 }
 
 export interface TypeSettings {

@@ -57,18 +57,24 @@ export function installFakeBridge(seed) {
 
   // The Connect section's hosts, as the app lists them (crates/server/src/connect/app.rs).
   function defaultHosts() {
-    const host = (id, name, path, modes) => ({
-      id, name, path, configured: null, command: null, problem: null, modes, connected: 0,
-      snippet: `{"mcpServers": {"tidings": {"command": "/Applications/Tidings.app/Contents/MacOS/tidings-mcp", "args": []}}}`,
-      running: false,
+    const shim = "/Applications/Tidings.app/Contents/MacOS/tidings-mcp";
+    const json = `{"mcpServers": {"tidings": {"command": "${shim}", "args": []}}}`;
+    const host = (id, name, path, modes, snippet = json) => ({
+      id, name, path, configured: null, command: null, problem: null, modes, connected: 0, snippet, running: false,
     });
+    const tools = ["tools", "events"];
     return [
       host("claude-code", "Claude Code", "~/.claude.json", ["tools", "channel", "events"]),
-      host("claude-desktop", "Claude Desktop", "~/Library/Application Support/Claude/claude_desktop_config.json", ["tools", "events"]),
-      host("cursor", "Cursor", "~/.cursor/mcp.json", ["tools", "events"]),
-      host("vscode", "VS Code", "~/Library/Application Support/Code/User/mcp.json", ["tools", "events"]),
-      host("codex", "Codex", "~/.codex/config.toml", ["tools", "events"]),
-      host("zed", "Zed", "~/.config/zed/settings.json", ["tools", "events"]),
+      host("claude-desktop", "Claude Desktop", "~/Library/Application Support/Claude/claude_desktop_config.json", tools),
+      host("cursor", "Cursor", "~/.cursor/mcp.json", tools),
+      host("vscode", "VS Code", "~/Library/Application Support/Code/User/mcp.json", tools),
+      host("codex", "Codex", "~/.codex/config.toml", tools),
+      host("zed", "Zed", "~/.config/zed/settings.json", tools),
+      host("gemini", "Gemini CLI", "~/.gemini/settings.json", tools),
+      host("goose", "Goose", "~/.config/goose/config.yaml", tools,
+        `extensions:\n  tidings:\n    enabled: true\n    type: "stdio"\n    name: "tidings"\n    cmd: "${shim}"\n    args: []\n    envs: {}\n    timeout: 300`),
+      host("windsurf", "Windsurf", "~/.codeium/windsurf/mcp_config.json", tools),
+      host("lm-studio", "LM Studio", "~/.lmstudio/mcp.json", tools),
     ];
   }
   function hostOf(id) {

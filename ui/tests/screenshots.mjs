@@ -1,13 +1,23 @@
 // Writes docs/screenshots/<section>-light.png and -dark.png of each section of the settings
-// window (and the first-run sheet, and Status with Full Disk Access missing), from the fake bridge seeded with the captured demo State
+// window (and the first-run sheet, Status with Full Disk Access missing, and Status with the
+// menu-bar icon hidden), from the fake bridge seeded with the captured demo State
 // and a few realistic clients. Run by `make screenshots`; the PNGs are committed.
+// SCREENSHOTS_DIR=DIR writes them there instead (to compare with the committed ones).
 
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixtures, launch, openUi, serveDist, uiDir } from "./harness.mjs";
 
-const out = join(uiDir, "..", "docs", "screenshots");
+const out = process.env.SCREENSHOTS_DIR ?? join(uiDir, "..", "docs", "screenshots");
 mkdirSync(out, { recursive: true });
+
+/** The sentence the app sends on macOS when its icon is hidden (crates/platform/src/menu_bar.rs). */
+function macosWhereToAllow() {
+  const src = readFileSync(join(uiDir, "..", "crates", "platform", "src", "menu_bar.rs"), "utf8");
+  const m = src.match(/MACOS_WHERE_TO_ALLOW: &str =\s*"((?:[^"\\]|\\[\s\S])*)"/);
+  if (!m) throw new Error("MACOS_WHERE_TO_ALLOW is missing from crates/platform/src/menu_bar.rs");
+  return m[1].replace(/\\\n\s*/g, "");
+}
 
 /** The captured demo State, with clients named as real hosts announce themselves. */
 function seed() {
@@ -45,6 +55,12 @@ function connectHosts() {
     host("vscode", "VS Code", "~/Library/Application Support/Code/User/mcp.json", ["tools", "events"]),
     host("codex", "Codex", "~/.codex/config.toml", ["tools", "events"], { configured: "tools", command: shim, connected: 1 }),
     host("zed", "Zed", "~/.config/zed/settings.json", ["tools", "events"]),
+    host("gemini", "Gemini CLI", "~/.gemini/settings.json", ["tools", "events"]),
+    host("goose", "Goose", "~/.config/goose/config.yaml", ["tools", "events"], {
+      snippet: `extensions:\n  tidings:\n    enabled: true\n    type: "stdio"\n    name: "tidings"\n    cmd: "${shim}"\n    args: []\n    envs: {}\n    timeout: 300`,
+    }),
+    host("windsurf", "Windsurf", "~/.codeium/windsurf/mcp_config.json", ["tools", "events"]),
+    host("lm-studio", "LM Studio", "~/.lmstudio/mcp.json", ["tools", "events"]),
   ];
 }
 
@@ -72,6 +88,19 @@ try {
       const { page, context } = await openUi(browser, server.url, { seed: missing, hash: "status", colorScheme });
       const file = join(out, `status-fda-missing-${colorScheme}.png`);
       await page.locator("[data-testid=fda]").scrollIntoViewIfNeeded();
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    // macOS 26 hid the icon until Tidings is allowed in the menu bar (docs/install-macos.md):
+    // the window opened by itself, with the app's macOS sentence.
+    {
+      const hidden = seed();
+      hidden.state.menuBar = { state: "hidden", fix: macosWhereToAllow() };
+      hidden.state.types[0].store.path = "/Users/you/Library/Mail/V10/MailData/Envelope Index";
+      hidden.state.types[1].store.path = "/Users/you/Library/Messages/chat.db";
+      const { page, context } = await openUi(browser, server.url, { seed: hidden, hash: "status", colorScheme });
+      const file = join(out, `status-menubar-hidden-${colorScheme}.png`);
       await page.screenshot({ path: file });
       console.log(file);
       await context.close();

@@ -1,6 +1,7 @@
 // The settings window in headless chromium against the fake bridge: every section renders
 // real-shaped data, validation messages, live updates, revoke, keyboard reachability and
-// accessible names, the first run, and the fake's command table against the Rust list.
+// accessible names, the first run, the hidden menu-bar icon's notice, and the fake's command
+// table against the Rust list.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -319,6 +320,40 @@ test("status: Full Disk Access granted, missing (pane, restart), stale; the sent
   }
 });
 
+test("a hidden menu-bar icon: a notice above every section says where to allow it, until shown", async () => {
+  // The app's sentence for macOS (crates/platform/src/menu_bar.rs), as the app sends it.
+  const src = readFileSync(new URL("../../crates/platform/src/menu_bar.rs", import.meta.url), "utf8");
+  const m = src.match(/MACOS_WHERE_TO_ALLOW: &str =\s*"((?:[^"\\]|\\[\s\S])*)"/);
+  assert.ok(m, "MACOS_WHERE_TO_ALLOW in menu_bar.rs");
+  const fix = m[1].replace(/\\\n\s*/g, "");
+  const seed = fixtures();
+  seed.state.menuBar = { state: "hidden", fix };
+  await withUi({ seed }, async (page) => {
+    const notice = page.getByTestId("menu-bar-hidden");
+    assert.equal(await notice.isVisible(), true);
+    const said = await notice.innerText();
+    assert.match(said, /The Tidings icon is hidden from the menu bar\./);
+    assert.ok(said.includes("System Settings › Menu Bar, turn on Tidings under Allow in the Menu Bar."), said);
+    assert.match(said, /open Tidings again to come back to this window/);
+    // Above every section, not only Status.
+    await page.getByRole("tab", { name: "Advanced" }).click();
+    assert.equal(await notice.isVisible(), true);
+    // Allowed since: the app finds it shown and says so; the notice goes.
+    const state = structuredClone(seed.state);
+    state.menuBar = { state: "shown" };
+    await emit(page, "state-changed", state);
+    assert.equal(await notice.isVisible(), false);
+  });
+  // Nothing to say while the app checks, when it cannot tell, or from a State without the field.
+  for (const menuBar of [{ state: "checking" }, { state: "unknown" }, undefined]) {
+    const quiet = fixtures();
+    quiet.state.menuBar = menuBar;
+    await withUi({ seed: quiet }, async (page) => {
+      assert.equal(await page.getByTestId("menu-bar-hidden").isVisible(), false, JSON.stringify(menuBar));
+    });
+  }
+});
+
 test("live: a new client appears and a tray toggle updates the window, nothing moves", async () => {
   const seed = fixtures();
   await withUi({ seed, hash: "clients" }, async (page) => {
@@ -405,9 +440,11 @@ test("connect: each host's state, connect with the check inline, a failure, rest
   const seed = fixtures();
   seed.hosts = undefined;
   await withUi({ seed, hash: "connect" }, async (page) => {
-    await page.waitForSelector("[data-host-id=zed]");
+    await page.waitForSelector("[data-host-id=lm-studio]");
     const rows = await page.locator("[data-host-id]").evaluateAll((els) => els.map((e) => e.dataset.hostId));
-    assert.deepEqual(rows, ["claude-code", "claude-desktop", "cursor", "vscode", "codex", "zed"]);
+    assert.deepEqual(rows, ["claude-code", "claude-desktop", "cursor", "vscode", "codex", "zed", "gemini", "goose", "windsurf", "lm-studio"]);
+    assert.equal(await text(page, "[data-testid=host-path-goose]"), "~/.config/goose/config.yaml");
+    assert.equal(await page.locator("[data-host-id=lm-studio] .client-name").innerText(), "LM Studio");
     assert.equal(await text(page, "[data-testid=host-state-cursor]"), "Not configured · not connected now");
     assert.equal(await text(page, "[data-testid=host-path-codex]"), "~/.codex/config.toml");
     const modes = await page.getByTestId("host-mode-claude-code").locator("option").evaluateAll((o) => o.map((x) => x.value));
@@ -442,8 +479,16 @@ test("connect: each host's state, connect with the check inline, a failure, rest
     await page.waitForFunction(() => document.querySelector("[data-testid=host-state-claude-code]").textContent.startsWith("Not configured"));
     assert.deepEqual(await calls(page, "disconnect_host"), [{ id: "claude-code" }]);
 
+    // A host added later works the same way: Goose, whose config is YAML.
+    await page.getByRole("button", { name: "Connect Goose", exact: true }).click();
+    await page.waitForFunction(() => document.querySelector("[data-testid=host-result-goose]").textContent.startsWith("Connected ✓"));
+    await page.waitForFunction(() => document.querySelector("[data-testid=host-state-goose]").textContent.startsWith("Configured (tools)"));
+    assert.deepEqual((await calls(page, "connect_host")).at(-1), { id: "goose", mode: "tools" });
+    assert.match(await text(page, "[data-testid=host-warn-goose]"), /Backup: ~\/\.config\/goose\/config\.yaml\.tidings-backup-/);
+
     // Every row offers its snippet (headless chromium has no clipboard to check it against).
     assert.equal(await page.getByRole("button", { name: "Copy the Zed snippet" }).isEnabled(), true);
+    assert.equal(await page.getByRole("button", { name: "Copy the Windsurf snippet" }).isEnabled(), true);
   });
 });
 

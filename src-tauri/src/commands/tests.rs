@@ -32,7 +32,11 @@ fn context_with(dir: &std::path::Path, main: Proxy) -> Context {
         conformance_controls: false,
     }))
     .expect("the demo engine starts");
-    Context { handle, main }
+    Context {
+        handle,
+        main,
+        menu_bar: crate::menu_bar::MenuBarState::default(),
+    }
 }
 
 async fn stop(cx: Context) {
@@ -54,6 +58,8 @@ async fn a_switch_from_the_window_reaches_the_engine_and_its_settings() {
     let cx = context(dir.path());
     let state = dispatch(&cx, "get_state", Value::Null).await.unwrap();
     assert!(state["types"].is_array(), "{state}");
+    // The app's own field beside the engine's: the launch check has not answered here.
+    assert_eq!(state["menuBar"], json!({ "state": "checking" }), "{state}");
 
     let on = cx.handle.settings().mail.enabled;
     let view = dispatch(

@@ -1,7 +1,9 @@
-// Connect: one row per MCP host Tidings can set up (Claude Code, Claude Desktop, Cursor, VS
-// Code, Codex, Zed): its config file, whether Tidings is configured there and connected now,
-// a mode choice, Connect / Disconnect with the check's result inline ("Connected ✓" or the
-// failure), the restart warning, and the snippet to copy. Rows are kept per host id.
+// Connect: one row per MCP host Tidings can set up, as `list_hosts` returns them (the list
+// lives in tidings_platform::hosts: Claude Code, Claude Desktop, Cursor, VS Code, Codex, Zed,
+// Gemini CLI, Goose, Windsurf, LM Studio): its config file, whether Tidings is configured there
+// and connected now, a mode choice, Connect / Disconnect with the check's result inline
+// ("Connected ✓" or the failure), the restart warning, and the snippet to copy. Rows are kept
+// per host id.
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
