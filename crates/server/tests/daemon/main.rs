@@ -63,6 +63,8 @@ mod process_output;
 mod pull_tools;
 // Requests the daemon refuses, each with its code and `data`.
 mod request_errors;
+// Claude Code, Codex and Gemini CLI, set up by `tidings connect`, against a scripted model API.
+mod real_hosts;
 // Killed and restarted on the same data dir: a client resumes without loss or duplicates.
 mod restart_resume;
 // `tidings connect|disconnect|clients` on temporary homes, checked through the real shim.

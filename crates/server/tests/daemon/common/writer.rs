@@ -33,9 +33,20 @@ impl Writer {
         self.mail_with(&mut mail, from)
     }
 
+    /// The same with `subject`, for a test that looks for the mail where only its envelope
+    /// shows (a host's request to its model).
+    pub fn mail_titled(&self, from: &str, subject: &str) -> String {
+        let mut mail = MailFixture::open(&self.home).unwrap();
+        self.mail_titled_with(&mut mail, from, subject)
+    }
+
     /// The same on a writer the caller holds (e.g. after a rebuild).
-    #[allow(clippy::unused_self)] // a method so every write goes through the same `Writer`
     pub fn mail_with(&self, mail: &mut MailFixture, from: &str) -> String {
+        self.mail_titled_with(mail, from, "Test subject")
+    }
+
+    #[allow(clippy::unused_self)] // a method so every write goes through the same `Writer`
+    fn mail_titled_with(&self, mail: &mut MailFixture, from: &str, subject: &str) -> String {
         let inbox: i64 = mail
             .connection()
             .query_row(
@@ -52,7 +63,7 @@ impl Writer {
         let now = tidings_fixtures::dates::now_unix();
         let mut new = NewMail::new(
             tidings_fixtures::Addr::new(from, "Test Sender"),
-            "Test subject",
+            subject,
             inbox,
             Some(now),
         );
