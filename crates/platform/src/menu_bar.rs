@@ -24,7 +24,8 @@
 //!   that hides itself occludes an item the user did allow.
 //!
 //! Unlike the crate's other pairs, each answer compiles on its own OS only: zbus and Xlib are
-//! Linux's, `AppKit` is macOS's (behind a feature, so the CLI and the shim never link `AppKit`).
+//! Linux's, `AppKit` is macOS's, and both sides sit behind the feature `menu-bar`, which only
+//! the app turns on, so the CLI and the shim carry neither.
 //! [`placement`], the macOS decision, is plain arithmetic, tested on every OS.
 
 /// The answer: is the icon on screen (in the menu bar, or a tray)?
@@ -73,7 +74,7 @@ pub const MACOS_WHERE_TO_ALLOW: &str = "macOS shows it only once you allow it: i
 pub const LINUX_WHERE_TO_ALLOW: &str = "No tray is running to show it: start one, such as your \
      desktop's tray extension (a StatusNotifier host) or an XEmbed system tray.";
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "menu-bar"))]
 pub use linux::TrayHosts;
 
 /// A rectangle in `AppKit`'s screen coordinates (origin bottom left, y up), in points.
@@ -115,7 +116,7 @@ pub fn placement(window: Rect, screens: &[Rect], thickness: f64) -> Presence {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "menu-bar"))]
 mod linux {
     use std::ffi::CString;
     use std::time::Duration;
@@ -410,7 +411,7 @@ mod tests {
         );
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", feature = "menu-bar"))]
     mod linux {
         use std::ffi::CString;
         use std::io::{BufRead, BufReader};
