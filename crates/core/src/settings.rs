@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 use crate::event::EventType;
 use crate::filter::SenderPattern;
 
+mod edit;
+
 /// Everything the user decides.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -580,24 +582,39 @@ impl Settings {
         Ok(true)
     }
 
-    /// Write to `path` atomically (a sibling temp file renamed over it), creating the directory.
+    /// Write to `path` atomically (a sibling temp file renamed over it), creating the
+    /// directory. A file that is there and parses is edited in place: only the keys whose
+    /// values changed are rewritten, so its comments, order and formatting survive
+    /// (`settings/edit.rs`). A new file, or one that does not parse (the settings in force
+    /// are the last good ones), is written whole, with the comment header.
     pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
         let io = |source| SettingsError::Io {
             path: path.to_owned(),
             source,
         };
-        let body = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
-            path: path.to_owned(),
-            message: e.to_string(),
-            line: None,
-            column: None,
-            reason: e.to_string(),
-        })?;
+        let in_place = Settings::read(path)?
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|text| {
+                let old = Settings::parse(&text, path).ok()?;
+                edit::edited(&text, &old, self)
+            });
+        let text = if let Some(text) = in_place {
+            text
+        } else {
+            let body = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
+                path: path.to_owned(),
+                message: e.to_string(),
+                line: None,
+                column: None,
+                reason: e.to_string(),
+            })?;
+            format!("{HEADER}\n{body}")
+        };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
         let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, format!("{HEADER}\n{body}")).map_err(io)?;
+        std::fs::write(&tmp, text).map_err(io)?;
         std::fs::rename(&tmp, path).map_err(io)
     }
 }

@@ -305,7 +305,15 @@ fn settings_changes_are_checked_saved_and_shown() {
         "Messages is off: no agent receives any."
     );
 
-    // All of it is in the file, as a restart would read it.
+    // All of it is in the file, as a restart would read it, and the file's comments are
+    // all still there: each command edited only its own keys.
+    let text = std::fs::read_to_string(handle.settings_path()).unwrap();
+    for comment in tidings_server::demo::DEMO_SETTINGS
+        .lines()
+        .filter(|l| l.starts_with('#'))
+    {
+        assert!(text.contains(comment), "lost {comment:?}:\n{text}");
+    }
     let saved = tidings_core::Settings::load(handle.settings_path()).unwrap();
     assert_eq!(saved.mail.allow.len(), 2);
     assert_eq!(saved.messages.backfill_days, 30);
