@@ -84,8 +84,7 @@ fn print_config(
     };
     // A host we do not know gets the common shape, and the narrowest environment.
     let host = client.unwrap_or(Host::ClaudeDesktop);
-    let launch = Launch::new(&shim, mode)
-        .with_socket(hosts::socket_arg(host, &socket, &|n| std::env::var_os(n)));
+    let launch = Launch::reaching(host, &shim, mode, &socket);
     let snippet = match client {
         Some(host) => host.snippet(&launch),
         None => hosts::generic_snippet(&launch),

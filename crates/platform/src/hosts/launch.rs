@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use super::{MACOS_APP_SHIM, Mode, SHIM};
+use super::{Host, MACOS_APP_SHIM, Mode, SHIM};
 use crate::paths::Os;
 
 /// What an entry starts: the shim, in a mode, told which socket to use when the host's
@@ -16,7 +16,7 @@ pub struct Launch<'a> {
     /// What it serves.
     pub mode: Mode,
     /// `--socket PATH` for the entry; `None` when the shim finds the daemon's socket by
-    /// itself in the host's environment ([`socket_arg`]).
+    /// itself in the host's environment ([`super::socket_arg`]).
     pub socket: Option<&'a Path>,
 }
 
@@ -28,6 +28,15 @@ impl<'a> Launch<'a> {
             mode,
             socket: None,
         }
+    }
+
+    /// The shim in `mode` for `host`, naming `socket` unless that host's shim finds it by
+    /// itself, judged from this process's environment ([`super::socket_arg`]): what
+    /// `tidings connect`, the app and `--print-config` write.
+    pub fn reaching(host: Host, shim: &'a Path, mode: Mode, socket: &'a Path) -> Launch<'a> {
+        Launch::new(shim, mode).with_socket(super::socket_arg(host, socket, &|name| {
+            std::env::var_os(name)
+        }))
     }
 
     /// The same, naming `socket` (or not, for `None`).

@@ -86,9 +86,7 @@ pub async fn run_connect(args: ConnectArgs) -> anyhow::Result<()> {
     let mode = args.mode.map_or(Mode::Tools, Mode::from);
     let shim = shim(args.shim.as_deref())?;
     let socket = resolve_socket(args.socket.as_deref())?;
-    let launch = Launch::new(&shim, mode).with_socket(hosts::socket_arg(host, &socket, &|name| {
-        std::env::var_os(name)
-    }));
+    let launch = Launch::reaching(host, &shim, mode, &socket);
     let change = connect::plan_connect(&target, &launch)?;
     let shown = tidings_server::home_relative(&change.path);
     let mut out = String::new();

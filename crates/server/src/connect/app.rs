@@ -89,19 +89,12 @@ pub fn hosts_view(handle: &Handle) -> Vec<HostView> {
             HostView {
                 snippet: shim
                     .as_deref()
-                    .map(|s| host.snippet(&launch(host, s, mode, socket))),
+                    .map(|s| host.snippet(&Launch::reaching(host, s, mode, socket))),
                 running: processes.any_running(host.process_names(Os::CURRENT)),
                 status,
             }
         })
         .collect()
-}
-
-/// The shim in `mode`, naming the engine's `socket` when `host` would not find it.
-fn launch<'a>(host: Host, shim: &'a Path, mode: Mode, socket: &'a Path) -> Launch<'a> {
-    Launch::new(shim, mode).with_socket(hosts::socket_arg(host, socket, &|name| {
-        std::env::var_os(name)
-    }))
 }
 
 /// Points host `id` at the shim beside the app in `mode`, reaching the engine on `socket`,
@@ -111,7 +104,7 @@ pub async fn connect_host(id: &str, mode: &str, socket: &Path) -> Result<Outcome
     let mode =
         Mode::from_name(mode).ok_or_else(|| AppConnectError::UnknownMode(mode.to_owned()))?;
     let shim = hosts::current_shim().ok_or(AppConnectError::NoShim)?;
-    let change = super::plan_connect(&target, &launch(target.host, &shim, mode, socket))?;
+    let change = super::plan_connect(&target, &Launch::reaching(target.host, &shim, mode, socket))?;
     let applied = super::apply(
         &change,
         target.os,
