@@ -1,5 +1,5 @@
 //! The hub: one `notify` watcher per store directory, a cheap change check per store, and
-//! wake-ups for the streams on that store only (design.md, "How an event travels").
+//! wake-ups for the streams on that store only (docs/architecture.md, "How an event travels").
 //!
 //! Each store has a task that sleeps until a file event for its db, `-wal` or `-shm` name (or
 //! the slow safety tick), then asks the engine for the store's [`Stamp`] (file identity,
