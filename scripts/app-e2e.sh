@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of the menu-bar app (issue 11): the real `tidings-app` debug binary on demo
-# stores, under a private D-Bus session, Xvfb and trayer (an XEmbed tray host; spec
-# desktop.md 2.2). Checks: a data directory others can enter is refused with its fix, exit 1
+# stores, under a private D-Bus session, Xvfb and trayer (an XEmbed tray host).
+# Checks: a data directory others can enter is refused with its fix, exit 1
 # and no panic; the tray icon appears; the menu opens (screenshot); a second
 # launch hands over to the first and opens the settings window, a child process of its own
 # that maps WebKitGTK while the app does not, whose page asks the app for its state and

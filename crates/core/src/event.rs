@@ -82,15 +82,15 @@ pub struct Occurrence {
 }
 
 /// A JSON object of values moved in: `json!` and `to_value` copy what they are given, which
-/// for an envelope's people and lists, and a poll's events, was a deep copy each (issue 14).
+/// for an envelope's people and lists, and a poll's events, would be a deep copy each.
 pub(crate) fn object<const N: usize>(fields: [(&str, serde_json::Value); N]) -> serde_json::Value {
     serde_json::Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
 impl From<Occurrence> for serde_json::Value {
     /// The wire form `Serialize` writes, with the envelope moved in rather than copied:
-    /// `serde_json::to_value` rebuilt every event's `data` for each poll's answer (with the
-    /// drop of the original, about a seventh of a catch-up's daemon CPU, issue 14).
+    /// `serde_json::to_value` would rebuild every event's `data` for each poll's answer, and
+    /// then drop the original.
     fn from(o: Occurrence) -> Self {
         object([
             ("eventId", o.event_id.into()),

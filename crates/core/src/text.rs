@@ -23,8 +23,8 @@ pub const MAX_QUOTE_CHARS: usize = 80;
 /// and tabs into spaces, trim, and cap at `max_chars` (ending in `…` when cut).
 pub fn sanitize(input: &str, max_chars: usize) -> String {
     // Printable ASCII (most addresses and ids, many names and subjects) has nothing to drop
-    // or fold, and a byte is a character: only the trim is left. A catch-up spent an eighth of
-    // its time walking such text a character at a time (issue 14).
+    // or fold, and a byte is a character: only the trim is left, and a catch-up does not walk
+    // such text a character at a time.
     if input.len() <= max_chars && input.bytes().all(|b| matches!(b, b' '..=b'~')) {
         return input.trim().to_owned();
     }

@@ -6,9 +6,8 @@
 //! state across entries, for unit tests.
 //!
 //! Why keyring-core rather than `keyring` 4.x: `keyring` is now a thin wrapper, and its
-//! maintainers advise depending on keyring-core plus the store crate per OS (spec/desktop.md
-//! 5.3). Every call blocks (on D-Bus or the Security framework): async callers run it on the
-//! blocking pool.
+//! maintainers advise depending on keyring-core plus the store crate per OS. Every call blocks
+//! (on D-Bus or the Security framework): async callers run it on the blocking pool.
 //!
 //! Secrets never appear in errors: keyring-core's `BadEncoding` carries the stored bytes, so
 //! it is mapped to a message without them.

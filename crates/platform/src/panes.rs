@@ -1,6 +1,6 @@
 //! Opening System Settings at the pane a fix needs (Full Disk Access, Login Items), through the [`CommandRunner`], so tests
 //! see the exact command. macOS has no API that asks for Full Disk Access: the user adds
-//! Tidings to the list, and the best an app can do is open the pane (spec desktop.md 4).
+//! Tidings to the list, and the best an app can do is open the pane.
 
 use crate::command::CommandRunner;
 use crate::paths::Os;

@@ -433,8 +433,8 @@ mod tests {
 
     #[test]
     fn the_longest_path_that_binds_is_kept_and_one_more_byte_falls_back() {
-        // sun_path needs room for its NUL: 103 usable bytes on macOS, 107 on Linux. A path of
-        // exactly 104 bytes used to be kept on both and then failed at bind.
+        // sun_path needs room for its NUL: 103 usable bytes on macOS, 107 on Linux. A path that
+        // fits sun_path but not its NUL must fall back, not fail at bind.
         let suffix = "/tidings/tidings.sock".len();
         let at_limit = |max: usize| format!("/{}", "r".repeat(max - suffix - 1));
         let linux_max = Os::Linux.max_socket_path_bytes();

@@ -128,8 +128,8 @@ impl Fanout {
     /// and before it wakes the streams with `generation`: the new rows after the newest read
     /// kept, where the streams at the head wait. They then find the read done when they wake,
     /// instead of one of them going to the blocking pool for it (two thread hops and a colder
-    /// cache, about 0.2 ms of a single stream's latency). Nothing is read when no read is kept
-    /// (no stream has reached the head) or the newest one left rows for a next read.
+    /// cache, on a single stream's latency). Nothing is read when no read is kept (no stream
+    /// has reached the head) or the newest one left rows for a next read.
     pub fn read_ahead(&self, ty: EventType, generation: u64) {
         let store = &self.stores[ty.index()];
         let _reading = store.reading.blocking_lock();

@@ -1,5 +1,5 @@
 //! The hub: one `notify` watcher per store directory, a cheap change check per store, and
-//! wake-ups for the streams on that store only (design.md, "How an event travels").
+//! wake-ups for the streams on that store only (docs/architecture.md, "How an event travels").
 //!
 //! Each store has a task that sleeps until a file event for its db, `-wal` or `-shm` name (or
 //! the slow safety tick), then asks the engine for the store's [`Stamp`] (file identity,
@@ -42,19 +42,18 @@ pub const LATENCY: &str = "tidings::latency";
 /// differs (tokio's timers round a sleep up to the next whole millisecond). The event comes
 /// when the writer writes its `-wal` frames, before the sync and before the commit is
 /// published in the `-shm`; a `synchronous=FULL` writer (`SQLite`'s default, and how the bench
-/// writes) publishes about 1 ms later here. Even steps find the commit within about 0.1 ms of
-/// it becoming visible wherever in the window it lands; the growing steps used before (0.1 to
-/// 0.6 ms) left a commit visible at 1.1 ms waiting up to 0.5 ms. The cost is a stamp (two
-/// `stat`s and a cached query, about 15 µs) per step, only while streams wait and only until
-/// the commit shows.
+/// writes) publishes it after its sync. Even steps find the commit one short step after it
+/// becomes visible wherever in the window it lands, where growing steps would leave a late
+/// one waiting a long step. The cost is a stamp (two `stat`s and a cached query) per step,
+/// only while streams wait and only until the commit shows (docs/benchmarks.md, "History").
 const FAST_FOLLOW_PAUSE: Duration = Duration::from_micros(50);
 /// How long the first check after a file event re-stamps every [`FAST_FOLLOW_PAUSE`].
 const FAST_FOLLOW_FOR: Duration = Duration::from_millis(2);
 /// After [`FAST_FOLLOW_FOR`], the first check keeps re-stamping, every [`SLOW_FOLLOW_PAUSE`],
-/// until this long after it began. A sync slower than 2 ms is common on a busy disk, and such a
-/// commit used to fall to the follow schedule's millisecond timers: a flush made 5 or 10 ms
-/// slower was found 2.2 to 4.2 ms after it became visible, now 0.6 ms (docs/benchmarks.md,
-/// "Slow flush"). A check that finds nothing costs about 70 stamps, some 1 ms of CPU.
+/// until this long after it began. A sync slower than 2 ms is common on a busy disk, and the
+/// follow schedule's timers, rounded up to whole milliseconds, would find such a commit
+/// milliseconds after it shows (docs/benchmarks.md, "Slow flush"). A check that finds nothing pays for
+/// the re-stamps of the whole span.
 const SLOW_FOLLOW_UNTIL: Duration = Duration::from_millis(20);
 /// The pause between re-stamps from [`FAST_FOLLOW_FOR`] to [`SLOW_FOLLOW_UNTIL`].
 const SLOW_FOLLOW_PAUSE: Duration = Duration::from_micros(250);

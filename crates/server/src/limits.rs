@@ -63,7 +63,7 @@ pub struct ServerLimits {
 /// The default [`ServerLimits::write_deadline`]: 30 s.
 pub const WRITE_DEADLINE: Duration = Duration::from_secs(30);
 
-/// 1 MiB, the frame limit design.md fixes.
+/// 1 MiB, the frame limit docs/protocol.md promises clients.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 1024 * 1024;
 
 impl Default for ServerLimits {

@@ -2,12 +2,12 @@
 //! the newest date before each found row, read by chunks of the window where a chunk's newest
 //! date settles every verdict in it, and gap by gap where it does not.
 //!
-//! Each read of a ROWID range is a statement of its own (a seek, a bind, a reset): a filtered
-//! catch-up that read one range per found row spent a third of the guard's time on them
-//! (docs/benchmarks.md, "The guard by chunks"). A verdict only asks whether the newest
-//! earlier date is more than the window after the row's own, and that answer grows with the
-//! date (`Backfill::same_verdict`), so a bound of the newest earlier date from below and one
-//! from above that agree give the exact verdict without the exact date.
+//! Each read of a ROWID range is a statement of its own (a seek, a bind, a reset), and one
+//! range per found row adds up over a filtered catch-up (docs/benchmarks.md, "The guard by
+//! chunks"). A verdict only asks whether the newest earlier date is more than the window
+//! after the row's own, and that answer grows with the date (`Backfill::same_verdict`), so a
+//! bound of the newest earlier date from below and one from above that agree give the exact
+//! verdict without the exact date.
 
 use time::OffsetDateTime;
 

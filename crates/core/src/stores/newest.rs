@@ -1,6 +1,6 @@
 //! The newest date of a ROWID range, for the backfill guard ([`Source::newest`]): SQL
 //! aggregates over the range rather than every row stepped into Rust (a filtered catch-up
-//! of a million rows judged its few found rows against a walk of all of them, issue 14);
+//! judges a few found rows, which must not cost a walk of every row in the window);
 //! and the same read on a second connection beside a catch-up's scan
 //! ([`Source::scan_beside`]).
 

@@ -123,8 +123,8 @@ impl<C: Copy> StoreHandle<C> {
     /// few milliseconds and loses nothing.
     ///
     /// Inside a step ([`StoreHandle::begin_read`]) the first look serves the step's later
-    /// calls: a read of one new mail looked three times in 0.1 ms (the stamp, the scan, the
-    /// shared read's facts), a seventh of its time.
+    /// calls: a read of one new mail would otherwise look three times (the stamp, the scan,
+    /// the shared read's facts).
     pub(crate) fn current(&mut self) -> Result<(&Connection, FileIdentity, C), StoreError> {
         if !(self.in_step && self.looked && self.open.is_some()) {
             return self.look();
@@ -290,8 +290,8 @@ impl<C: Copy> StoreHandle<C> {
     /// `read` on the open connection in one read transaction, after one look at the file
     /// (`current`): a run of queries (the `maxAgeMs` seek's steps; the backfill guard's, one
     /// per gap between found rows) sees one snapshot and pays for the look once, not once
-    /// each (two `statx` and the WAL read lock's `fcntl`s per guard query had cost a third
-    /// of a guarded catch-up's CPU, issue 14).
+    /// each (two `statx` and the WAL read lock's `fcntl`s per query add up over a guarded
+    /// catch-up's many queries).
     pub(crate) fn in_read<T>(
         &mut self,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
@@ -402,8 +402,8 @@ impl<C: Copy> StoreHandle<C> {
         // it, a statement whose plan looked at a bound `LIKE` pattern (the LIKE optimisation
         // reads it to see whether an index range applies) is marked expired whenever that
         // parameter is bound again, and the cached statement is recompiled on its next step:
-        // every poll of a sender filter paid a full compile (issue 14). Our plans never need
-        // the values: patterns that an index could serve are compared by `IN`, not `LIKE`.
+        // every poll of a sender filter would pay a full compile. Our plans never need the
+        // values: patterns that an index could serve are compared by `IN`, not `LIKE`.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(|e| self.sqlite_error(e))?;
         // Opening is lazy: touch the schema now so a corrupt or locked file fails here.

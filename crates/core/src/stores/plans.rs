@@ -60,7 +60,7 @@ fn window(head: i64) -> Window {
 }
 
 /// Every kind of sender pattern, so the scan binds `LIKE` patterns in every position (a
-/// prefix `LIKE` sits in an AND, where the planner used to read its bound value).
+/// prefix `LIKE` sits in an AND, where the planner could read its bound value).
 fn patterns(prefix: &str) -> Vec<SenderPattern> {
     vec![
         SenderPattern::Exact("nobody@example.net".into()),

@@ -148,9 +148,8 @@ pub(crate) fn fill(
 
 /// How many ROWIDs of a wide window are read first, per row, to see how densely its senders
 /// match: enough to tell a sender in two rows from one in a hundred, few enough that a
-/// filter matching one row in a hundred does not pay for them (measured: a 1% filter's
-/// drain of the bench store took the same time with this first read, and about 5% longer
-/// with one of 256 ROWIDs).
+/// filter matching one row in a hundred does not pay for them (the drain bench measures the
+/// choice: docs/benchmarks.md, "History").
 const PROBE_ROWS: i64 = 64;
 
 /// A dense match is read per row for at most about this many more ROWIDs after the first
@@ -161,15 +160,14 @@ const PER_ROW_WALK: i64 = 4_096;
 /// [`fill`] for a scan whose `page` says whether it tests senders per row (see
 /// `sql::memberships`). Listed, a sender condition tests every handle of the store and then
 /// reads every match in the window, in sender order, to sort them, however few the batch
-/// takes: under the demo allowlist (whole domains, 2,441 of the bench store's 3,041 handles)
-/// a poll of 100 events with no filter read and sorted the 16,000 matches of a 20,000-ROWID
-/// window, 81 ms a call, and a filter for `example.com` 42 ms. Per row, rows are read in ROWID
-/// order and the read stops when the batch is full, but every row is tested, so a sender in
-/// one row of a hundred walks the whole window (36 ms a call). So when the scan tests senders
-/// (`tests_senders`), a wide window's first [`PROBE_ROWS`] ROWIDs are read per row, and the
-/// rate they matched at says how to read the rest: per row when at that rate the batch fills
-/// within [`PER_ROW_WALK`] more ROWIDs, else listed. Only the cost depends on the choice;
-/// both read the same rows.
+/// takes: under an allowlist of whole domains, a poll of 100 events reads and sorts every
+/// match of a wide window to return the first 100. Per row, rows are read in ROWID order and
+/// the read stops when the batch is full, but every row is tested, so a sender in one row of
+/// a hundred walks the whole window (figures: docs/benchmarks.md, "History"). So when the
+/// scan tests senders (`tests_senders`), a wide window's first [`PROBE_ROWS`] ROWIDs are read
+/// per row, and the rate they matched at says how to read the rest: per row when at that rate
+/// the batch fills within [`PER_ROW_WALK`] more ROWIDs, else listed. Only the cost depends on
+/// the choice; both read the same rows.
 pub(crate) fn fill_by_senders(
     window: Window,
     tests_senders: bool,

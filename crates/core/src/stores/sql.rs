@@ -1,6 +1,6 @@
 //! SQL pieces shared by both stores: sender patterns as predicates. Long lists are one bound
 //! JSON parameter read with `json_each`, so they never deepen the expression tree (`SQLite` caps
-//! expression depth at 1,000, which ~250 inline domains used to exceed).
+//! expression depth at 1,000, which a few hundred inline domains would exceed).
 
 use rusqlite::Connection;
 use rusqlite::types::Value;
@@ -60,18 +60,17 @@ pub(crate) enum Membership {
     /// `EXISTS (SELECT 1 … WHERE t.ROWID = rowid AND …)`: only the handle of each row the
     /// other conditions let through is tested. For a second sender condition (the allowlist
     /// under a filter's senders): listing it would test all of a store's handles on every
-    /// poll (4 ms for 3,000 handles and three domains, most of a catch-up's call). And for
-    /// every sender condition of a short window ([`memberships`]).
+    /// poll, however few rows the other conditions let through. And for every sender
+    /// condition of a short window ([`memberships`]).
     Row,
 }
 
 /// Windows of at most this many ROWIDs test every sender condition per row. Listing a
 /// condition's handles tests every handle of the store, and the planner then seeks the sender
-/// index once per listed handle: polling the newest row of the bench store (1M messages) under
-/// an allowlist that lists 2,441 of its 3,041 handles took 7 to 18 ms. Per row, a window this
-/// short costs well under a millisecond however many handles the store holds. A wider
-/// window's first few ROWIDs are read per row too, and say how to read the rest
-/// (`read::fill_by_senders`).
+/// index once per listed handle, which costs milliseconds under an allowlist that lists most
+/// of a store's handles (docs/benchmarks.md, "History"). Per row, a window this short costs
+/// far less, however many handles the store holds. A wider window's first few ROWIDs are
+/// read per row too, and say how to read the rest (`read::fill_by_senders`).
 pub(crate) const PER_ROW_WINDOW: i64 = 256;
 
 /// Whether `window` is short enough to test its senders per row, whatever they match.

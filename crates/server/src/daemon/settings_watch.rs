@@ -4,7 +4,7 @@
 //!
 //! The rules (docs/decisions/settings.md, "Reading a live edit"):
 //! - only events that can change the content start a read (not our own open or close-read,
-//!   which inotify reports and which made the old watcher re-read every 50 ms forever);
+//!   which inotify reports, so reacting to them would make every read start the next);
 //! - the file is read until two reads [`QUIET`] apart agree, and nothing happens when the
 //!   bytes are the ones last seen;
 //! - every change applies only when the file is still unchanged after [`HOLD`]: a file cut

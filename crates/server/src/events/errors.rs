@@ -1,5 +1,5 @@
-//! The JSON-RPC errors of the events extension (SEP-3415 numbering only: spec/events.md,
-//! decision 2), and the `{code, message, data}` object that `error` and `terminated`
+//! The JSON-RPC errors of the events extension (SEP-3415 numbering only, as docs/protocol.md's
+//! "Errors" lists them), and the `{code, message, data}` object that `error` and `terminated`
 //! notifications carry.
 
 use std::path::Path;
@@ -159,7 +159,7 @@ pub fn duplicate_stream_id(id: &RequestId) -> ErrorData {
     )
 }
 
-/// `events/subscribe` for a known type: webhook is declined (decision 4).
+/// `events/subscribe` for a known type: webhook is declined (docs/protocol.md, "Methods").
 pub fn webhook_unsupported(ty: EventType) -> ErrorData {
     ErrorData::new(
         UNSUPPORTED,
@@ -229,7 +229,7 @@ pub fn refused(refusal: Refusal) -> ErrorData {
     }
 }
 
-/// Why a request is served in the legacy era (decision 7).
+/// Why a request is served in the legacy era (docs/protocol.md, at its top).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LegacyEra {
     /// The connection negotiated this version through `initialize`.
@@ -240,7 +240,7 @@ pub enum LegacyEra {
     Undeclared,
 }
 
-/// `events/*` on a request in the legacy era (decision 7), saying which of the two reasons
+/// `events/*` on a request in the legacy era (-32601), saying which of the two reasons
 /// applies: a connection that used `initialize`, or a request that declared an older version.
 pub fn legacy_method(method: &str, era: &LegacyEra) -> ErrorData {
     let why = match era {

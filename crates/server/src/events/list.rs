@@ -40,7 +40,7 @@ pub fn list(settings: &Settings, accounts: &[String]) -> CustomResult {
 
 /// `config` without the events extension: what a legacy `initialize` answers. SEP-3415 defines
 /// the extension on protocol 2026-07-28 only, and such a connection gets -32601 for
-/// `events/*` (decision 7), so advertising it there would promise what we refuse.
+/// `events/*`, so advertising it there would promise what we refuse.
 pub fn without_events(mut config: ServerConfig) -> ServerConfig {
     if let Some(extensions) = &mut config.capabilities.extensions {
         extensions.remove(EVENTS_EXTENSION);

@@ -23,7 +23,7 @@
 //!    `initialize`) is 404 with the socket's -32601 "served on protocol 2026-07-28 only".
 //! 8. On `events/poll|stream|subscribe|unsubscribe` with a string `params.name`, `Mcp-Name`
 //!    (rmcp's `=?base64?…?=` form decoded) equals it – else 400 with -32020 `HeaderMismatch`
-//!    (spec/events.md, decision 3). Without a name there is nothing to mirror: the handler
+//!    (docs/http.md, "Routing headers"). Without a name there is nothing to mirror: the handler
 //!    answers -32602 naming `name`. rmcp has no hook for these methods, hence this layer.
 //! 9. The message is one rmcp can read (`frames::inbound::shape`, shared with the socket):
 //!    else a request gets 400 with a JSON-RPC error carrying its id and naming the field,
@@ -69,7 +69,7 @@ use crate::frames::inbound::{Shape, shape};
 use crate::listen_alias::{LISTEN_ALIAS, rename_listen};
 use rmcp::model::ProtocolVersion;
 
-/// The methods whose `Mcp-Name` must equal `params.name` (decision 3).
+/// The methods whose `Mcp-Name` must equal `params.name` (docs/http.md, "Routing headers").
 pub const NAME_METHODS: [&str; 4] = [
     "events/poll",
     "events/stream",
@@ -386,7 +386,7 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
         return Ok(false);
     }
     // The header mirrors `params.name`: with no name there is nothing to mirror, and the
-    // handler's -32602 naming `name` is the more specific answer (decision 3).
+    // handler's -32602 naming `name` is the more specific answer.
     let Some(name) = message.pointer("/params/name").and_then(Value::as_str) else {
         return Ok(false);
     };

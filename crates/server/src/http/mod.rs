@@ -3,10 +3,10 @@
 //! [`EventsHandler`] pointing at the one shared [`Daemon`] (engine, hub, settings, limits):
 //! nothing is opened per request.
 //!
-//! rmcp is configured for this profile (spec/rmcp.md 5): no sessions; SSE comment keep-alives
+//! rmcp is configured for this profile (docs/http.md): no sessions; SSE comment keep-alives
 //! and `retry:` priming off (heartbeats are `notifications/events/heartbeat` data frames);
 //! a terminal first message as plain `application/json` (so a refused `events/stream` is a
-//! JSON error, as spec/events.md 4 asks) and anything that notifies as `text/event-stream`
+//! JSON error that opens no stream) and anything that notifies as `text/event-stream`
 //! with `X-Accel-Buffering: no`; `MCP-Protocol-Version` required; its own Host check and body
 //! limit a backstop above ours. A client that drops the response cancels the request
 //! (rmcp's `CancelOnDisconnect`), which ends its stream and frees its place under the caps.

@@ -6,8 +6,8 @@ use std::time::Duration;
 use crate::common::{Daemon, Writer, is_event, is_note, is_response, on_stream};
 use serde_json::{Value, json};
 
-/// How soon `active` must arrive: the conformance suite waits 3 s for it (spec/events.md §4,
-/// S5 `stream.ts`). A tighter bound would fail on a loaded CI machine without telling us
+/// How soon `active` must arrive: the conformance suite waits 3 s for it (its stream tests,
+/// `stream.ts`). A tighter bound would fail on a loaded CI machine without telling us
 /// anything the suite would.
 const ACTIVE_WITHIN: Duration = Duration::from_secs(3);
 

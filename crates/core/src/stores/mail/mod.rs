@@ -129,8 +129,8 @@ pub(super) const NEWEST: NewestSql = NewestSql {
 };
 
 /// The `maxAgeMs` seek (see `SeekSql`). Left to the planner, a store without `sqlite_stat1`
-/// (Mail's may or may not have one) had `min(ROWID)` answered by a walk in ROWID order: 40 ms
-/// on a million rows with a recent floor, against 0.004 ms through the index (issue 14).
+/// (Mail's may or may not have one) can answer `min(ROWID)` by a walk in ROWID order, which
+/// grows with the rows; through the index it does not (docs/benchmarks.md, "History").
 const SEEK: SeekSql = SeekSql {
     last: "SELECT max(ROWID) FROM messages",
     // The index is `schema::DATE_INDEX`, checked by `schema::probe`.

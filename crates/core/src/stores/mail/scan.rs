@@ -347,7 +347,7 @@ fn primary_mailbox(
     m: &RawMail,
 ) -> rusqlite::Result<Option<i64>> {
     // The row's own mailbox, then every live copy's, then their labels: one look at the
-    // message's copies (a statement per part was a second seek per event, issue 14).
+    // message's copies (a statement per part would be a second seek per event).
     let mut candidates: Vec<i64> = m.mailbox.into_iter().collect();
     let mut labels = Vec::new();
     let sql = if caps.labels {
