@@ -1,9 +1,10 @@
-//! The command line, parsed by hand (a handful of flags do not justify clap in a binary
-//! that should stay tiny), and the `--help` text.
+//! The command line, read with lexopt (clap would outweigh the rest of a binary that should
+//! stay tiny), and the `--help` text (`usage.txt`).
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+
+use lexopt::{Arg, Parser};
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -96,117 +97,162 @@ pub enum ArgsError {
     PresetWithFilters,
 }
 
-/// The channel flags that take a value, with an example value for the error message.
-const VALUE_FLAGS: [(&str, &str); 4] = [
+/// The flags that take a text value, with an example value for the error message.
+const VALUE_FLAGS: [(&str, &str); 6] = [
+    ("--client", "claude-code"),
+    ("--mode", "tools"),
     ("--type", "mail.received"),
     ("--from", "ana@example.com"),
     ("--domains", "example.com"),
     ("--preset", "work"),
 ];
 
-/// Parses the arguments after the program name. `--help` and `--version` win over
-/// everything else, so `tidings-mcp --bogus --help` still shows the help.
-pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsError> {
-    let mut channel = false;
-    let mut parsed = ChannelArgs::default();
-    let mut seen_filter: Option<&'static str> = None;
-    let mut channel_flag: Option<&'static str> = None;
-    let mut first_error = None;
-    let mut print_config = false;
-    let mut client: Option<String> = None;
-    let mut mode: Option<String> = None;
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let text = arg.to_string_lossy().into_owned();
-        let (flag, inline) = match text.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value)),
-            _ => (text.clone(), None),
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "--version" => return Ok(Command::Version),
-            "--channel" if inline.is_none() => channel = true,
-            "--print-config" if inline.is_none() => print_config = true,
-            "--client" | "--mode" => {
-                let value = match inline {
-                    Some(value) => Some(value.to_owned()),
-                    None => args.next().map(|v| v.to_string_lossy().into_owned()),
-                };
-                let (name, example) = if flag == "--client" {
-                    ("--client", "claude-code")
-                } else {
-                    ("--mode", "tools")
-                };
-                match value.filter(|v| !v.trim().is_empty()) {
-                    Some(value) if name == "--client" => client = Some(value),
-                    Some(value) => mode = Some(value),
-                    None => {
-                        first_error.get_or_insert(ArgsError::MissingValue(name, example));
-                    }
-                }
-            }
-            "--socket" => {
-                let path = match inline {
-                    // Slice the OsString, not the lossy text, so non-UTF-8 paths survive.
-                    Some(_) => Some(OsStr::from_bytes(&arg.as_bytes()["--socket=".len()..]).into()),
-                    None => args.next(),
-                };
-                match path {
-                    Some(path) if !path.is_empty() => parsed.socket = Some(PathBuf::from(path)),
-                    _ => {
-                        first_error.get_or_insert(ArgsError::MissingSocketPath);
-                    }
-                }
-            }
+/// The command line read so far; the checks between flags wait until it is all read.
+#[derive(Default)]
+struct Line {
+    channel: bool,
+    print_config: bool,
+    client: Option<String>,
+    mode: Option<String>,
+    parsed: ChannelArgs,
+    /// The first channel flag given, named by "only applies with --channel".
+    channel_flag: Option<&'static str>,
+    /// `--type`, `--from` or `--domains` was given, which `--preset` excludes.
+    filter: bool,
+    /// The first mistake, reported once the line is read so that a later `--help` still wins.
+    error: Option<ArgsError>,
+}
+
+impl Line {
+    fn fail(&mut self, error: ArgsError) {
+        self.error.get_or_insert(error);
+    }
+
+    /// Records `value`, non-blank, of `flag`, one of [`VALUE_FLAGS`].
+    fn add(&mut self, flag: &'static str, value: String) {
+        match flag {
+            "--client" => self.client = Some(value),
+            "--mode" => self.mode = Some(value),
             _ => {
-                if let Some(&(name, example)) = VALUE_FLAGS.iter().find(|(f, _)| *f == flag) {
-                    let value = match inline {
-                        Some(value) => Some(value.to_owned()),
-                        None => args.next().map(|v| v.to_string_lossy().into_owned()),
-                    };
-                    let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
-                        first_error.get_or_insert(ArgsError::MissingValue(name, example));
-                        continue;
-                    };
-                    if let Err(error) = add_value(&mut parsed, name, &value) {
-                        first_error.get_or_insert(error);
-                    }
-                    channel_flag.get_or_insert(name);
-                    if name != "--preset" {
-                        seen_filter = Some(name);
-                    }
-                } else if text.starts_with('-') {
-                    first_error.get_or_insert(ArgsError::UnknownFlag(text));
-                } else {
-                    first_error.get_or_insert(ArgsError::UnexpectedArgument(text));
+                if let Err(error) = add_value(&mut self.parsed, flag, &value) {
+                    self.fail(error);
                 }
+                self.channel_flag.get_or_insert(flag);
+                self.filter |= flag != "--preset";
             }
         }
     }
-    if let Some(error) = first_error {
+}
+
+/// Parses the arguments after the program name. `--help` and `--version` win over
+/// everything else, so `tidings-mcp --bogus --help` still shows the help.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, ArgsError> {
+    let mut parser = Parser::from_args(args);
+    // `-x=1` is one unknown flag, named whole, not `-x` given `1`.
+    parser.set_short_equals(false);
+    let mut line = Line::default();
+    loop {
+        // lexopt reads `--` as the end of the flags; the shim takes no arguments, so `--` is
+        // an unknown flag like any other and the flags after it still count.
+        let dashes = parser
+            .try_raw_args()
+            .and_then(|mut raw| raw.next_if(|arg| arg == "--"));
+        if dashes.is_some() {
+            line.fail(ArgsError::UnknownFlag("--".into()));
+            continue;
+        }
+        let arg = match parser.next() {
+            Ok(Some(arg)) => arg,
+            Ok(None) => break,
+            // `next` refuses only a value on a flag that takes none, as in `--channel=yes`.
+            Err(error) => {
+                line.fail(ArgsError::UnknownFlag(match error {
+                    lexopt::Error::UnexpectedValue { option, value } => {
+                        format!("{option}={}", text(&value))
+                    }
+                    other => other.to_string(),
+                }));
+                continue;
+            }
+        };
+        match arg {
+            Arg::Long("help") => return Ok(Command::Help),
+            Arg::Long("version") => return Ok(Command::Version),
+            Arg::Long("channel") => line.channel = true,
+            Arg::Long("print-config") => line.print_config = true,
+            // `value` takes the next argument even if it starts with `-`, and keeps a path's
+            // bytes as they are, UTF-8 or not.
+            Arg::Long("socket") => match parser.value() {
+                Ok(path) if !path.is_empty() => line.parsed.socket = Some(path.into()),
+                _ => line.fail(ArgsError::MissingSocketPath),
+            },
+            Arg::Long(name) => {
+                let name = format!("--{name}");
+                if let Some(&(flag, example)) = VALUE_FLAGS.iter().find(|(f, _)| *f == name) {
+                    let value = parser.value().map(|value| text(&value));
+                    match value.ok().filter(|v| !v.trim().is_empty()) {
+                        Some(value) => line.add(flag, value),
+                        None => line.fail(ArgsError::MissingValue(flag, example)),
+                    }
+                } else {
+                    let value = parser.optional_value();
+                    let value =
+                        value.map_or_else(String::new, |value| format!("={}", text(&value)));
+                    line.fail(ArgsError::UnknownFlag(name + &value));
+                }
+            }
+            // lexopt splits `-ab` into `-a` and `-b`; we know only `-h`, so name the rest whole.
+            Arg::Short(letter) => {
+                let rest = parser.optional_value();
+                if letter == 'h' && rest.is_none() {
+                    return Ok(Command::Help);
+                }
+                let rest = rest.map_or_else(String::new, |rest| text(&rest));
+                line.fail(ArgsError::UnknownFlag(format!("-{letter}{rest}")));
+            }
+            // lexopt reads a lone `-` as an argument (stdin, by custom); to us it is a flag.
+            Arg::Value(value) if value == "-" => line.fail(ArgsError::UnknownFlag("-".into())),
+            Arg::Value(value) => line.fail(ArgsError::UnexpectedArgument(text(&value))),
+        }
+    }
+    finish(line)
+}
+
+/// An argument as text for a message or a value; bytes that are not UTF-8 become U+FFFD.
+fn text(arg: &OsStr) -> String {
+    arg.to_string_lossy().into_owned()
+}
+
+/// Checks the flags against each other once the whole line is read.
+fn finish(line: Line) -> Result<Command, ArgsError> {
+    if let Some(error) = line.error {
         return Err(error);
     }
-    if print_config {
-        return print_config_command(client.as_deref(), mode.as_deref(), parsed.socket);
+    if line.print_config {
+        return print_config_command(
+            line.client.as_deref(),
+            line.mode.as_deref(),
+            line.parsed.socket,
+        );
     }
-    if client.is_some() {
+    if line.client.is_some() {
         return Err(ArgsError::NeedsPrintConfig("--client"));
     }
-    if mode.is_some() {
+    if line.mode.is_some() {
         return Err(ArgsError::NeedsPrintConfig("--mode"));
     }
-    if !channel {
-        return match channel_flag {
+    if !line.channel {
+        return match line.channel_flag {
             Some(flag) => Err(ArgsError::NeedsChannel(flag)),
             None => Ok(Command::Run {
-                socket: parsed.socket,
+                socket: line.parsed.socket,
             }),
         };
     }
-    if parsed.preset.is_some() && seen_filter.is_some() {
+    if line.parsed.preset.is_some() && line.filter {
         return Err(ArgsError::PresetWithFilters);
     }
-    Ok(Command::Channel(parsed))
+    Ok(Command::Channel(line.parsed))
 }
 
 /// `--print-config` with its `--client`, `--mode` and `--socket`, checked.
@@ -257,56 +303,7 @@ fn add_value(parsed: &mut ChannelArgs, flag: &'static str, value: &str) -> Resul
 }
 
 /// The `--help` text.
-pub const USAGE: &str = r#"tidings-mcp: connects an MCP client to Tidings.
-
-By default it moves bytes between its stdin/stdout and the Tidings daemon's Unix socket, and
-nothing else; with --channel it serves a Claude Code channel fed by the daemon. It never
-reads a store itself. Point your MCP client at it; the Tidings app (or `tidings serve`) must
-be running.
-
-Usage: tidings-mcp [--socket PATH]
-       tidings-mcp --channel [--type TYPE] [--from LIST] [--domains LIST] [--socket PATH]
-       tidings-mcp --channel --preset NAME [--socket PATH]
-       tidings-mcp --print-config [--client NAME] [--mode MODE] [--socket PATH]
-
-Options:
-  --socket PATH   connect to PATH instead of the default socket
-  --channel       serve a Claude Code channel: push each new event into the session as
-                  one notifications/claude/channel (see docs/clients.md)
-  --type TYPE     with --channel: mail.received or messages.received; repeat for both
-                  [default: both]
-  --from LIST     with --channel: senders (addresses, phone numbers), comma-separated
-  --domains LIST  with --channel: sender domains, comma-separated
-  --preset NAME   with --channel: the types and senders of [channel.presets.NAME] in
-                  settings.toml, instead of --type, --from and --domains
-  --print-config  print the config entry that starts this tidings-mcp, and exit; with
-                  --socket (or TIDINGS_SOCKET) the entry names that socket unless the
-                  host's tidings-mcp would find it on its own
-  --client NAME   with --print-config: the file shape of claude-code, claude-desktop,
-                  cursor, vscode, codex, zed, gemini, goose (YAML), windsurf or
-                  lm-studio [default: the common mcpServers shape]
-  --mode MODE     with --print-config: tools, events or channel (claude-code only)
-                  [default: tools]
-  --version       print the version and exit
-  -h, --help      print this help and exit
-
-Environment:
-  TIDINGS_SOCKET  the socket path when --socket is not given. Default: tidings.sock in
-                  ~/Library/Application Support/dev.tidings.Tidings/run/ on macOS,
-                  $XDG_RUNTIME_DIR/tidings/ on Linux, /tmp/tidings-<uid>/ if that is too long.
-                  Many MCP hosts (Codex, for one) start servers with a few variables only,
-                  so in a host's config put the socket in args (--socket PATH) instead
-  TIDINGS_CONFIG_DIR  where settings.toml is, for --preset
-
-Example MCP client config (Claude Desktop, Cursor, ...):
-  {
-    "mcpServers": {
-      "tidings": {
-        "command": "/Applications/Tidings.app/Contents/MacOS/tidings-mcp"
-      }
-    }
-  }
-"#;
+pub const USAGE: &str = include_str!("usage.txt");
 
 #[cfg(test)]
 mod tests {
@@ -357,6 +354,43 @@ mod tests {
             parse_strs(&["serve"]),
             Err(ArgsError::UnexpectedArgument("serve".into()))
         );
+    }
+
+    #[test]
+    fn odd_flags_are_named_whole_and_the_flags_after_them_count() {
+        for arg in ["--", "-", "-hx", "-xh", "-x=1", "-h=", "--bogus=1", "--=x"] {
+            let expected = Err(ArgsError::UnknownFlag(arg.into()));
+            assert_eq!(parse_strs(&[arg]), expected, "{arg}");
+        }
+        assert_eq!(parse_strs(&["--", "--help"]), Ok(Command::Help));
+        assert_eq!(parse_strs(&["--help=x"]), Ok(Command::Help));
+        // A value is the next argument whatever it looks like.
+        assert_eq!(
+            parse_strs(&["--socket", "--"]),
+            Ok(Command::Run {
+                socket: Some(PathBuf::from("--"))
+            })
+        );
+        assert_eq!(
+            parse_strs(&["--channel", "--type", "-h"]),
+            Err(ArgsError::UnknownType("-h".into()))
+        );
+    }
+
+    #[test]
+    fn socket_path_keeps_bytes_that_are_not_utf8() {
+        use std::os::unix::ffi::OsStringExt;
+        let path = OsString::from_vec(b"/tmp/\xff.sock".to_vec());
+        let mut inline = OsString::from("--socket=");
+        inline.push(&path);
+        for args in [vec!["--socket".into(), path.clone()], vec![inline]] {
+            assert_eq!(
+                parse(args),
+                Ok(Command::Run {
+                    socket: Some(PathBuf::from(&path))
+                })
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! Module map:
 //!
-//! - `args`: the flags, parsed by hand, and the `--help` text. `--print-config` prints the
+//! - `args`: the flags, read with lexopt, and the `--help` text. `--print-config` prints the
 //!   snippet from `tidings_platform::hosts`, the table `tidings connect` writes from.
 //! - `channel`: `--channel`, a Claude Code channel fed by `events/stream`.
 //! - `connect`: connect to the socket; if nobody answers, ask the OS to start the daemon
