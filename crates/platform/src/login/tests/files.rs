@@ -1,4 +1,4 @@
-//! The login item's files parsed back: the LaunchAgent plists (the one written, the one the
+//! The login item's files parsed back: the `LaunchAgent` plists (the one written, the one the
 //! bundle ships) and the systemd user unit.
 
 use std::path::Path;
