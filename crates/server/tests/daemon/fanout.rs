@@ -7,7 +7,7 @@ use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use crate::common::{Daemon, Writer, is_note, meta};
+use crate::common::{Daemon, Writer, is_event, is_note, meta};
 use serde_json::{Value, json};
 use tidings_core::{Cursor, Engine, Limits, Settings, StorePaths, Subscription};
 use tidings_fixtures::MailFixture;
@@ -124,37 +124,40 @@ fn engine_and_settings(daemon: &Daemon) -> (Engine, Settings) {
     (engine, settings)
 }
 
-/// Wait until every stream got as many events as the SQL path says, then compare exactly.
+/// Write one more mail from every sender (the sentinels), wait until each stream got the last
+/// event the SQL path gives it (a sentinel, since every filter lets one through), then compare
+/// exactly. A stream delivers in order, so once its sentinel is in, anything it must not send
+/// for an earlier row (a duplicate, a row its filter excludes) would be in too. Returns how
+/// many events the streams got before the sentinels.
 fn check_all(
+    daemon: &Daemon,
     conns: &mut [crate::common::Client],
     streams: &[Open],
     engine: &Engine,
     settings: &Settings,
 ) -> usize {
-    let mut total = 0;
+    let writer = Writer::new(daemon.home());
+    let sentinels: Vec<String> = SENDERS.iter().map(|from| writer.mail(from)).collect();
     let want: Vec<Vec<String>> = streams
         .iter()
         .map(|s| sql_answer(engine, settings, &s.arguments, s.cursor))
         .collect();
     for (s, want) in streams.iter().zip(&want) {
-        let client = &mut conns[s.client];
-        if let Some(last) = want.last() {
-            client.wait_for_within(
-                &format!("stream {} to get {last}", s.id),
-                0,
-                Duration::from_secs(60),
-                |f| {
-                    is_note(f, "notifications/events/event", &json!(s.id))
-                        && f["params"]["eventId"] == json!(last)
-                },
+        let last = want.last().filter(|last| sentinels.contains(last));
+        let Some(last) = last else {
+            panic!(
+                "no sentinel ends stream {} ({}): a sender for its filter is missing",
+                s.id, s.arguments
             );
-        }
+        };
+        conns[s.client].wait_for_within(
+            &format!("stream {} to get {last}", s.id),
+            0,
+            Duration::from_secs(60),
+            |f| is_event(f, &json!(s.id), last),
+        );
     }
-    // Anything late (a duplicate) would arrive right behind; give it a moment, bounded.
-    std::thread::sleep(Duration::from_millis(300));
-    for c in conns.iter_mut() {
-        let _ = c.wait_for_within("nothing", c.mark(), Duration::from_millis(1), |_| true);
-    }
+    let mut total = 0;
     for (s, want) in streams.iter().zip(&want) {
         let got = received(&conns[s.client].frames, s.id);
         assert_eq!(
@@ -162,7 +165,7 @@ fn check_all(
             "stream {} of client {} ({})",
             s.id, s.client, s.arguments
         );
-        total += got.len();
+        total += got.iter().filter(|id| !sentinels.contains(id)).count();
     }
     total
 }
@@ -198,7 +201,7 @@ fn fifty_streams_with_different_filters_each_get_exactly_their_rows_in_order_onc
     let (mut conns, streams) = open_streams(&daemon, 5, 10);
     let (engine, settings) = engine_and_settings(&daemon);
     write_mails(&daemon, 500);
-    let total = check_all(&mut conns, &streams, &engine, &settings);
+    let total = check_all(&daemon, &mut conns, &streams, &engine, &settings);
     assert!(
         total > 2_000,
         "the filters let through too little to prove much: {total}"
@@ -207,7 +210,11 @@ fn fifty_streams_with_different_filters_each_get_exactly_their_rows_in_order_onc
 
 #[test]
 fn a_client_that_reads_nothing_holds_back_only_itself_and_then_gets_everything() {
-    let daemon = Daemon::start();
+    // A write deadline past every wait here: the slow client reads nothing while the others
+    // are checked, which on a loaded machine can outlast the default 30 s and end its stream.
+    let daemon = Daemon::builder()
+        .args(&["--write-deadline-ms", "600000"])
+        .start();
     // A raw connection whose frames nobody reads for a while, on the broadest filter.
     let mut slow = UnixStream::connect(&daemon.socket).unwrap();
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "events/stream",
@@ -215,10 +222,10 @@ fn a_client_that_reads_nothing_holds_back_only_itself_and_then_gets_everything()
     slow.write_all(format!("{request}\n").as_bytes()).unwrap();
     let (mut conns, streams) = open_streams(&daemon, 2, 10);
     let (engine, settings) = engine_and_settings(&daemon);
-    let started = Instant::now();
     write_mails(&daemon, 500);
-    check_all(&mut conns, &streams, &engine, &settings);
-    assert!(started.elapsed() < Duration::from_secs(120));
+    // Every other stream gets all its events while the slow client has read nothing: were
+    // they held back by it, they would get nothing until it reads, which is only below.
+    check_all(&daemon, &mut conns, &streams, &engine, &settings);
     // Now read the slow one: `active`, then every event of its filter, in order, once.
     slow.set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
@@ -266,16 +273,36 @@ fn an_allowlist_narrowed_mid_burst_applies_to_every_stream_at_once() {
         assert!(Instant::now() < deadline, "settings not applied");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let mark = Writer::new(daemon.home()).mail("b0@example.org");
+    let writer = Writer::new(daemon.home());
+    let mark = writer.mail("b0@example.org");
     write_mails(&daemon, 120);
+    // The sentinel, written last: a stream whose filter lets example.org through delivers it
+    // last, so once it is in, everything that stream sent after `mark` is in too.
+    let sentinel = writer.mail("b0@example.org");
+    let narrowed = Settings::load(&daemon.settings_path()).unwrap();
+    let through: Vec<bool> = streams
+        .iter()
+        .map(|s| sql_answer(&engine, &narrowed, &s.arguments, s.cursor).contains(&sentinel))
+        .collect();
+    assert!(
+        through.contains(&true),
+        "no stream lets example.org through"
+    );
+    for (s, _) in streams
+        .iter()
+        .zip(&through)
+        .filter(|(_, through)| **through)
+    {
+        conns[s.client].wait_for_within(
+            &format!("stream {} to get the sentinel {sentinel}", s.id),
+            0,
+            Duration::from_secs(60),
+            |f| is_event(f, &json!(s.id), &sentinel),
+        );
+    }
     // Every stream still open ends with the narrowed allowlist on top: no event after `mark`
     // from outside example.org reaches anyone.
-    std::thread::sleep(Duration::from_secs(2));
-    for c in &mut conns {
-        let _ = c.wait_for_within("nothing", c.mark(), Duration::from_millis(1), |_| true);
-    }
-    let narrowed = Settings::load(&daemon.settings_path()).unwrap();
-    for s in &streams {
+    for (s, through) in streams.iter().zip(&through) {
         let frames = &conns[s.client].frames;
         let events: Vec<&Value> = frames
             .iter()
@@ -286,6 +313,11 @@ fn an_allowlist_narrowed_mid_burst_applies_to_every_stream_at_once() {
             .position(|f| f["params"]["eventId"] == json!(mark))
         else {
             // A stream whose filter excludes example.org (or was ended as unbounded).
+            assert!(
+                !through,
+                "stream {} ({}) never got {mark}",
+                s.id, s.arguments
+            );
             continue;
         };
         for f in &events[at..] {
