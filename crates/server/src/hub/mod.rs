@@ -1,5 +1,5 @@
 //! The hub: one `notify` watcher per store directory, a cheap change check per store, and
-//! wake-ups for the streams on that store only (design.md, "How an event travels").
+//! wake-ups for the streams on that store only (docs/architecture.md, "How an event travels").
 //!
 //! Each store has a task that sleeps until a file event for its db, `-wal` or `-shm` name (or
 //! the slow safety tick), then asks the engine for the store's [`Stamp`] (file identity,
@@ -13,67 +13,38 @@
 //! for [`FOLLOW_FOR`] (docs/architecture.md, "The check schedule"). While a stream is live it
 //! also checks every `live_check`; with no stream and no event, only the safety tick runs.
 //!
-//! With no stream on a store, nobody waits for its changes: checks are [`IDLE_SPACING`] apart
-//! and the watcher's thread pauses as long after each event, so a writer committing a
-//! thousand times a second costs the daemon a few wake-ups a second, not several per commit.
+//! With no stream on a store, nobody waits for its changes: checks are
+//! [`IDLE_SPACING`](schedule::IDLE_SPACING) apart and the watcher's thread pauses as long after
+//! each event, so a writer committing a thousand times a second costs the daemon a few wake-ups
+//! a second, not several per commit.
+//!
+//! The parts: [`schedule`] (how closely a store is followed, how far apart idle checks are),
+//! [`watcher`] (the `notify` watchers), and here the hub's API, the per-store task and the check.
 //!
 //! The `tidings::latency` target (debug) traces each change: file event, stamp changed (with
 //! the time since the event), and, in the stream, rows read and frames written.
 
+mod schedule;
+mod watcher;
+
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tidings_core::{Engine, EventType, FileIdentity, Stamp, StorePaths};
 use tokio::sync::{Notify, broadcast, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::sync::lock;
+use schedule::{Kick, file_event, follow_pause};
+use watcher::{DirWatch, Subscriptions};
+
+pub use schedule::FOLLOW_FOR;
 
 /// The `tracing` target of the latency trace: one line per step of a change, no personal data.
 pub const LATENCY: &str = "tidings::latency";
-
-/// While a stream waits on the store, the first check after a file event re-stamps on its
-/// blocking thread every [`FAST_FOLLOW_PAUSE`] for up to [`FAST_FOLLOW_FOR`] until the stamp
-/// differs (tokio's timers round a sleep up to the next whole millisecond). The event comes
-/// when the writer writes its `-wal` frames, before the sync and before the commit is
-/// published in the `-shm`; a `synchronous=FULL` writer (`SQLite`'s default, and how the bench
-/// writes) publishes about 1 ms later here. Even steps find the commit within about 0.1 ms of
-/// it becoming visible wherever in the window it lands; the growing steps used before (0.1 to
-/// 0.6 ms) left a commit visible at 1.1 ms waiting up to 0.5 ms. The cost is a stamp (two
-/// `stat`s and a cached query, about 15 µs) per step, only while streams wait and only until
-/// the commit shows.
-const FAST_FOLLOW_PAUSE: Duration = Duration::from_micros(50);
-/// How long the first check after a file event re-stamps every [`FAST_FOLLOW_PAUSE`].
-const FAST_FOLLOW_FOR: Duration = Duration::from_millis(2);
-/// After [`FAST_FOLLOW_FOR`], the first check keeps re-stamping, every [`SLOW_FOLLOW_PAUSE`],
-/// until this long after it began. A sync slower than 2 ms is common on a busy disk, and such a
-/// commit used to fall to the follow schedule's millisecond timers: a flush made 5 or 10 ms
-/// slower was found 2.2 to 4.2 ms after it became visible, now 0.6 ms (docs/benchmarks.md,
-/// "Slow flush"). A check that finds nothing costs about 70 stamps, some 1 ms of CPU.
-const SLOW_FOLLOW_UNTIL: Duration = Duration::from_millis(20);
-/// The pause between re-stamps from [`FAST_FOLLOW_FOR`] to [`SLOW_FOLLOW_UNTIL`].
-const SLOW_FOLLOW_PAUSE: Duration = Duration::from_micros(250);
-/// With no stream waiting, checks (after file events or on the follow schedule) are at least
-/// this far apart: nobody waits for them (the state's last change, the backfill guard's first
-/// sighting and a rebuild notice can be this late), and a writer committing 1,000 times a
-/// second then costs 20 stamps a second, not one per commit. While the hub waits out the
-/// spacing, file events only leave the store's one stored permit: no thread is woken for
-/// them. A stream subscribing ends the wait at once.
-const IDLE_SPACING: Duration = Duration::from_millis(50);
-/// The first re-check after an event or a change; each following gap doubles up to
-/// [`FOLLOW_GAP_MAX`]. The early checks find a fast commit within milliseconds.
-const FOLLOW_GAP_MIN: Duration = Duration::from_millis(1);
-/// The longest gap between re-checks while following: a commit that becomes visible during the
-/// window is found at most this late. A check is a stat and two tiny queries (microseconds).
-const FOLLOW_GAP_MAX: Duration = Duration::from_millis(20);
-/// How long the stamp must stay unchanged, with no new file event, before following stops. It
-/// covers flushes well past a second; a slower commit falls to the live check or the tick.
-pub const FOLLOW_FOR: Duration = Duration::from_secs(3);
 
 /// What the last check of a store found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,49 +72,6 @@ struct Store {
     last_identity: Mutex<Option<FileIdentity>>,
 }
 
-/// When a store's last file event came (set by the watcher callback, or by a poke) and when
-/// the stamp read that found its last change began. A writer raises its file events as it
-/// writes a commit's `-wal` frames, before the commit shows, so an event older than the read
-/// that found a change was a write of that commit (or, rarely, of one right behind it, which
-/// the follow schedule finds within its first steps): the check it leads to has nothing to
-/// wait for. Without this, the events a commit raises after the first one each led to a
-/// fresh check that re-stamped for the whole [`SLOW_FOLLOW_UNTIL`] in vain (docs/benchmarks.md).
-#[derive(Default)]
-struct Marks {
-    event: Option<std::time::Instant>,
-    change: Option<std::time::Instant>,
-}
-
-impl Marks {
-    /// Whether a file event came that the last change found may not include.
-    fn event_since_change(&self) -> bool {
-        match (self.event, self.change) {
-            (Some(event), Some(change)) => event > change,
-            _ => true,
-        }
-    }
-}
-
-/// A store's file events: one stored permit coalesces a burst, and the marks keep when the
-/// last one came.
-#[derive(Default)]
-struct Kick {
-    notify: Notify,
-    marks: Mutex<Marks>,
-}
-
-impl Kick {
-    /// A file event came now: mark it, then wake the store's task.
-    fn file_event(&self) {
-        lock(&self.marks).event = Some(std::time::Instant::now());
-        self.notify.notify_one();
-    }
-}
-
-/// A directory's watcher and the (device, inode) of the directory it was installed on, so a
-/// replaced directory is noticed and watched again.
-type DirWatch = (RecommendedWatcher, Option<(u64, u64)>);
-
 struct HubInner {
     engine: Arc<Engine>,
     stores: Vec<Store>,
@@ -165,34 +93,6 @@ struct HubInner {
 /// it, with the generation the hub is about to wake them with: the fan-out reads the new rows
 /// there ([`crate::fanout::Fanout::read_ahead`]).
 pub type ReadAhead = Arc<dyn Fn(EventType, u64) + Send + Sync>;
-
-/// A count of subscriptions and its condition variable: the watcher threads' idle pause waits
-/// on it, so a stream that subscribes during a pause is not kept waiting for it.
-#[derive(Default)]
-struct Subscriptions {
-    count: Mutex<u64>,
-    signal: Condvar,
-}
-
-impl Subscriptions {
-    fn bump(&self) {
-        *lock(&self.count) += 1;
-        self.signal.notify_all();
-    }
-
-    fn current(&self) -> u64 {
-        *lock(&self.count)
-    }
-
-    /// Block the calling (watcher) thread for `pause`, or until a subscription after `seen`
-    /// (a [`current`](Subscriptions::current) count) comes.
-    fn pause(&self, seen: u64, pause: Duration) {
-        let count = lock(&self.count);
-        let _ = self
-            .signal
-            .wait_timeout_while(count, pause, |now| *now == seen);
-    }
-}
 
 /// The store watchers and change checks; cheap to clone.
 #[derive(Clone)]
@@ -328,83 +228,14 @@ impl Hub {
         lock(&self.inner.watchers).clear();
     }
 
-    /// Check now, then re-check on a backing-off schedule until the stamp has been unchanged,
-    /// with no new file event, for [`FOLLOW_FOR`]. A file event or a change starts the
-    /// schedule over: a newer commit may still be becoming visible. `event` is when the last
-    /// file event came, for the latency trace.
-    ///
-    /// A file event is checked at once (the leading edge), with no gathering window: the
-    /// events that come while that check runs leave one stored permit, so a burst costs one
-    /// more check, not one per event. A file event while the schedule is waiting is checked at
-    /// once too; it never waits for the schedule's next step.
-    async fn follow(&self, ty: EventType, mut event: Option<Instant>) {
-        let store = self.store(ty);
-        let mut gap = FOLLOW_GAP_MIN;
-        let mut still_since = Instant::now();
-        // The first check after a file event follows the commit closely (see `check`).
-        let mut fresh = event.is_some();
-        loop {
-            let checked_at = Instant::now();
-            // Only a readable change restarts the schedule: a failure whose message changes
-            // on every check must not keep the hub checking at full rate.
-            if self.check(ty, event, std::mem::take(&mut fresh)).await
-                && matches!(&*lock(&store.health), Health::Ok(_))
-            {
-                gap = FOLLOW_GAP_MIN;
-                still_since = Instant::now();
-            }
-            let until = still_since + FOLLOW_FOR;
-            let now = Instant::now();
-            if now >= until {
-                return;
-            }
-            tokio::select! {
-                () = self.inner.shutdown.cancelled() => return,
-                () = store.kick.notify.notified() => {
-                    event = Some(file_event(ty));
-                    fresh = true;
-                    gap = FOLLOW_GAP_MIN;
-                    still_since = Instant::now();
-                    self.idle_pause(ty, checked_at).await;
-                }
-                () = tokio::time::sleep(gap.min(until - now).max(self.idle_gap(ty))) => {
-                    gap = (gap * 2).min(FOLLOW_GAP_MAX);
-                }
-            }
-        }
-    }
-
-    /// The least gap between two checks of the schedule: [`IDLE_SPACING`] while no stream
-    /// waits on the store, else none.
-    fn idle_gap(&self, ty: EventType) -> Duration {
-        if self.store(ty).wake.receiver_count() == 0 {
-            IDLE_SPACING
-        } else {
-            Duration::ZERO
-        }
-    }
-
-    /// While no stream waits on the store, wait until [`IDLE_SPACING`] after the last check
-    /// (`checked_at`), or until a stream subscribes, whichever comes first.
-    async fn idle_pause(&self, ty: EventType, checked_at: Instant) {
-        let store = self.store(ty);
-        if store.wake.receiver_count() > 0 {
-            return;
-        }
-        tokio::select! {
-            () = tokio::time::sleep_until(checked_at + IDLE_SPACING) => {}
-            () = store.subscribed.notified() => {}
-            () = self.inner.shutdown.cancelled() => {}
-        }
-    }
-
     /// Take the stamp; on a difference, remember it and wake the store's streams. `event` is
     /// when the file event that led here came, if one did (for the latency trace).
     ///
     /// `fresh`: the first check after a file event. Then, while a stream waits, the check
     /// re-stamps on its blocking thread until the stamp differs from the last one, for up to
-    /// [`SLOW_FOLLOW_UNTIL`] ([`follow_pause`]). A new good stamp while a stream waits
-    /// is read ahead for the fan-out and woken from that thread (`read_ahead`).
+    /// [`SLOW_FOLLOW_UNTIL`](schedule::SLOW_FOLLOW_UNTIL) ([`follow_pause`]). A new good stamp
+    /// while a stream waits is read ahead for the fan-out and woken from that thread
+    /// (`read_ahead`).
     async fn check(&self, ty: EventType, event: Option<Instant>, fresh: bool) -> bool {
         let engine = self.inner.engine.clone();
         let store = self.store(ty);
@@ -497,323 +328,7 @@ impl Hub {
         }
         changed
     }
-
-    /// Watch the store's directory if it is not watched yet, or if it was replaced. A missing
-    /// directory is left to the next tick.
-    fn ensure_watch(&self, ty: EventType) {
-        let Some(dir) = self.store(ty).path.parent().map(Path::to_owned) else {
-            return;
-        };
-        let identity = dir_identity(&dir);
-        let mut watchers = lock(&self.inner.watchers);
-        if let Some((_, watched)) = watchers.get(&dir)
-            && *watched == identity
-            && identity.is_some()
-        {
-            return;
-        }
-        watchers.remove(&dir);
-        if identity.is_none() {
-            return;
-        }
-        let targets: Vec<Target> = self
-            .inner
-            .stores
-            .iter()
-            .filter(|s| s.path.parent() == Some(dir.as_path()))
-            .filter_map(|s| {
-                Some(Target {
-                    names: store_names(&s.path)?,
-                    kick: s.kick.clone(),
-                    wake: s.wake.clone(),
-                })
-            })
-            .collect();
-        let subscriptions = self.inner.subscriptions.clone();
-        let handler = move |res: notify::Result<notify::Event>| {
-            let Ok(event) = res else { return };
-            // Read before the receiver counts: a stream subscribing after them ends the pause.
-            let seen = subscriptions.current();
-            let mut kicked = false;
-            for path in &event.paths {
-                let Some(name) = path.file_name() else {
-                    continue;
-                };
-                for target in &targets {
-                    if target.names.iter().any(|n| n == name) {
-                        target.kick.file_event();
-                        kicked = true;
-                    }
-                }
-            }
-            // Nobody waits on these stores: hold this (the watcher's own) thread for the idle
-            // spacing, so the events of a burst queue up in the kernel, where identical ones
-            // merge, and are read in one wake-up, instead of waking a thread per write. The
-            // hub checks an idle store no more often anyway (`IDLE_SPACING`).
-            if kicked && targets.iter().all(|t| t.wake.receiver_count() == 0) {
-                subscriptions.pause(seen, IDLE_SPACING);
-            }
-        };
-        let watcher = notify::recommended_watcher(handler).and_then(|mut w| {
-            w.watch(&dir, RecursiveMode::NonRecursive)?;
-            Ok(w)
-        });
-        match watcher {
-            Ok(w) => {
-                tracing::debug!(dir = %dir.display(), "watching store directory");
-                watchers.insert(dir, (w, identity));
-            }
-            Err(e) => {
-                tracing::warn!(dir = %dir.display(), error = %e, "cannot watch store directory; relying on the safety tick");
-            }
-        }
-    }
-}
-
-/// What a directory's watcher callback knows of one store in the directory.
-struct Target {
-    /// The db, `-wal` and `-shm` names.
-    names: Vec<OsString>,
-    kick: Arc<Kick>,
-    /// Whether a stream waits on the store (its receiver count).
-    wake: Arc<watch::Sender<u64>>,
-}
-
-/// The pause before the next re-stamp of a check that follows a file event, `elapsed` after
-/// the check began; `None` once it has followed for [`SLOW_FOLLOW_UNTIL`].
-fn follow_pause(elapsed: Duration) -> Option<Duration> {
-    if elapsed < FAST_FOLLOW_FOR {
-        Some(FAST_FOLLOW_PAUSE)
-    } else if elapsed < SLOW_FOLLOW_UNTIL {
-        Some(SLOW_FOLLOW_PAUSE)
-    } else {
-        None
-    }
-}
-
-/// A file event arrived: trace it and return when it came, for the latency trace.
-fn file_event(ty: EventType) -> Instant {
-    tracing::debug!(target: LATENCY, event_type = %ty, "latency: file event");
-    Instant::now()
-}
-
-/// The names whose events matter for the store at `db`: the db, its `-wal` and its `-shm`.
-fn store_names(db: &Path) -> Option<Vec<OsString>> {
-    let name = db.file_name()?;
-    Some(
-        ["", "-wal", "-shm"]
-            .into_iter()
-            .map(|suffix| {
-                let mut n = name.to_owned();
-                n.push(suffix);
-                n
-            })
-            .collect(),
-    )
-}
-
-fn dir_identity(dir: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(dir).ok()?;
-    meta.is_dir().then(|| (meta.dev(), meta.ino()))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `ok`, the last check's error message, or `not checked yet`.
-    fn described(hub: &Hub, ty: EventType) -> String {
-        match hub.health(ty) {
-            Some(Ok(())) => "ok".to_owned(),
-            Some(Err((_, message))) => message,
-            None => "not checked yet".to_owned(),
-        }
-    }
-    use tidings_core::Limits;
-    use tidings_fixtures::{Addr, MacHome, MailFixture, MailProfile, NewMail};
-
-    /// A hub on `paths` with an hour-long safety tick (so only file events and the live check
-    /// can wake a store within a test) and the given live check.
-    fn start_hub(paths: &StorePaths, live_check: Duration) -> (Hub, CancellationToken) {
-        let engine = Arc::new(Engine::new(paths, Limits::default()));
-        let shutdown = CancellationToken::new();
-        let hub = Hub::start(
-            engine,
-            paths,
-            Duration::from_secs(3600),
-            live_check,
-            shutdown.clone(),
-            None,
-        );
-        (hub, shutdown)
-    }
-
-    #[test]
-    fn only_an_event_newer_than_the_read_that_found_the_last_change_is_followed_closely() {
-        let t0 = std::time::Instant::now();
-        let later = t0 + Duration::from_millis(1);
-        let marks = |event, change| Marks { event, change };
-        assert!(
-            marks(Some(t0), None).event_since_change(),
-            "no change found yet"
-        );
-        assert!(
-            marks(None, None).event_since_change(),
-            "a check asked for with no event"
-        );
-        assert!(
-            !marks(Some(t0), Some(later)).event_since_change(),
-            "a write of the commit already found"
-        );
-        assert!(
-            marks(Some(later), Some(t0)).event_since_change(),
-            "a new write"
-        );
-    }
-
-    #[test]
-    fn only_the_db_wal_and_shm_names_count() {
-        let names = store_names(Path::new("/x/Envelope Index")).unwrap();
-        assert_eq!(
-            names,
-            vec![
-                OsString::from("Envelope Index"),
-                OsString::from("Envelope Index-wal"),
-                OsString::from("Envelope Index-shm"),
-            ]
-        );
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_append_wakes_the_store_and_a_rebuild_too() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = MacHome::new(dir.path());
-        let (mut mail, inbox) =
-            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
-        let paths = StorePaths::for_home(dir.path());
-        // A long tick: only file events can wake the store within the test's timeout.
-        let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
-        let mut rx = hub.wake_receiver(EventType::MailReceived);
-        // The first tick takes the first stamp.
-        tokio::time::timeout(Duration::from_secs(5), rx.changed())
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(described(&hub, EventType::MailReceived), "ok");
-        mail.append(&NewMail::new(
-            Addr::new("ana@example.com", "Ana"),
-            "hello",
-            inbox,
-            Some(1_700_000_000),
-        ))
-        .unwrap();
-        tokio::time::timeout(Duration::from_secs(5), rx.changed())
-            .await
-            .expect("an append wakes the store")
-            .unwrap();
-        let _mail = mail.rebuild(&home).unwrap();
-        tokio::time::timeout(Duration::from_secs(5), rx.changed())
-            .await
-            .expect("a rebuild wakes the store")
-            .unwrap();
-        shutdown.cancel();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_idle_burst_is_seen_to_its_end_and_a_stream_after_it_is_woken() {
-        let dir = tempfile::tempdir().unwrap();
-        let home = MacHome::new(dir.path());
-        let (mut mail, inbox) =
-            MailFixture::create_with_inbox(&home, MailProfile::V10Macos26).unwrap();
-        let paths = StorePaths::for_home(dir.path());
-        let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
-        let ty = EventType::MailReceived;
-        let append = |mail: &mut MailFixture, n: usize| {
-            mail.append(&NewMail::new(
-                Addr::new("ana@example.com", "Ana"),
-                &format!("hello {n}"),
-                inbox,
-                Some(1_700_000_000),
-            ))
-            .unwrap();
-        };
-        // No stream: the hub paces its checks and its watcher, and still sees the last commit
-        // of a burst (a paced check must not drop the change that came during its pause).
-        let mut changes = hub.changes();
-        while hub.last_change_ms(ty).is_none() && hub.health(ty).is_none() {
-            changes.changed().await.unwrap();
-        }
-        let before = hub.last_change_ms(ty);
-        for n in 0..50 {
-            append(&mut mail, n);
-        }
-        let head: i64 = mail
-            .connection()
-            .query_row("SELECT max(ROWID) FROM messages", [], |r| r.get(0))
-            .unwrap();
-        let engine_head = || match &*lock(&hub.store(ty).health) {
-            Health::Ok(stamp) => stamp.head,
-            _ => 0,
-        };
-        let seen = async {
-            while engine_head() != head {
-                changes.changed().await.unwrap();
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), seen)
-            .await
-            .expect("the burst's last commit is seen with no stream");
-        assert_ne!(hub.last_change_ms(ty), before);
-        // A stream subscribing now is woken by the next commit, pause or not.
-        let mut rx = hub.wake_receiver(ty);
-        rx.borrow_and_update();
-        append(&mut mail, 50);
-        tokio::time::timeout(Duration::from_secs(5), rx.changed())
-            .await
-            .expect("a commit after subscribing wakes the stream")
-            .unwrap();
-        shutdown.cancel();
-    }
-
-    #[tokio::test]
-    async fn a_missing_store_is_reported_not_fatal() {
-        let dir = tempfile::tempdir().unwrap();
-        let paths = StorePaths::for_home(dir.path());
-        let (hub, shutdown) = start_hub(&paths, Duration::from_secs(3600));
-        let mut rx = hub.wake_receiver(EventType::MessagesReceived);
-        tokio::time::timeout(Duration::from_secs(5), rx.changed())
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(described(&hub, EventType::MessagesReceived).contains("not found"));
-        shutdown.cancel();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_live_stream_finds_a_change_that_raised_no_file_event() {
-        // The store's directory does not exist when the hub starts, so no watcher is installed
-        // until the next safety tick (an hour away): only the live check can find the store.
-        let dir = tempfile::tempdir().unwrap();
-        let paths = StorePaths::for_home(dir.path());
-        let (hub, shutdown) = start_hub(&paths, Duration::from_millis(50));
-        let mut rx = hub.wake_receiver(EventType::MailReceived);
-        tokio::time::timeout(Duration::from_secs(5), rx.changed())
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(described(&hub, EventType::MailReceived).contains("not found"));
-        let home = MacHome::new(dir.path());
-        let _mail = MailFixture::create(&home, MailProfile::V10Macos26).unwrap();
-        // A check can land while the store is half built; the next one finds it whole.
-        let found = async {
-            while described(&hub, EventType::MailReceived) != "ok" {
-                rx.changed().await.unwrap();
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), found)
-            .await
-            .expect("the live check finds the new store");
-        shutdown.cancel();
-    }
-}
+mod tests;
