@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tidings_core::{Engine, EventType, FileIdentity, Stamp, StorePaths};
+use tidings_core::{Engine, EventType, FileIdentity, Stamp, StoreErrorKind, StorePaths};
 use tokio::sync::{Notify, broadcast, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -51,8 +51,8 @@ pub const LATENCY: &str = "tidings::latency";
 enum Health {
     Unchecked,
     Ok(Stamp),
-    /// The store error's `reason()` and its message.
-    Failed(&'static str, String),
+    /// The store error's kind and its message.
+    Failed(StoreErrorKind, String),
 }
 
 struct Store {
@@ -164,11 +164,11 @@ impl Hub {
         &self.store(ty).path
     }
 
-    /// The last check: `None` before the first, else Ok or the error's reason and message.
-    pub fn health(&self, ty: EventType) -> Option<Result<(), (&'static str, String)>> {
+    /// The last check: `None` before the first, else Ok or the error's kind and message.
+    pub fn health(&self, ty: EventType) -> Option<Result<(), (StoreErrorKind, String)>> {
         match &*lock(&self.store(ty).health) {
             Health::Ok(_) => Some(Ok(())),
-            Health::Failed(reason, message) => Some(Err((reason, message.clone()))),
+            Health::Failed(kind, message) => Some(Err((*kind, message.clone()))),
             Health::Unchecked => None,
         }
     }
@@ -280,9 +280,9 @@ impl Hub {
         };
         let (health, woke) = match tokio::task::spawn_blocking(stamp).await {
             Ok((Ok(stamp), woke)) => (Health::Ok(stamp), woke),
-            Ok((Err(e), woke)) => (Health::Failed(e.reason(), e.to_string()), woke),
+            Ok((Err(e), woke)) => (Health::Failed(e.kind(), e.to_string()), woke),
             Err(e) => (
-                Health::Failed("store_error", format!("store check failed: {e}")),
+                Health::Failed(StoreErrorKind::Other, format!("store check failed: {e}")),
                 false,
             ),
         };

@@ -169,6 +169,10 @@ async fn a_missing_store_is_reported_not_fatal() {
         .unwrap()
         .unwrap();
     assert!(described(&hub, EventType::MessagesReceived).contains("not found"));
+    assert!(matches!(
+        hub.health(EventType::MessagesReceived),
+        Some(Err((StoreErrorKind::Missing, _)))
+    ));
     shutdown.cancel();
 }
 
