@@ -120,16 +120,58 @@ impl StoreError {
         }
     }
 
+    /// Which kind of failure this is, without its details.
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            StoreError::Missing { .. } => StoreErrorKind::Missing,
+            StoreError::PermissionDenied { .. } => StoreErrorKind::PermissionDenied,
+            StoreError::Locked { .. } => StoreErrorKind::Locked,
+            StoreError::Corrupt { .. } => StoreErrorKind::Corrupt,
+            StoreError::Empty { .. } => StoreErrorKind::Empty,
+            StoreError::Schema { .. } => StoreErrorKind::Schema,
+            StoreError::Io { .. } | StoreError::Sqlite { .. } => StoreErrorKind::Other,
+        }
+    }
+
     /// A short machine-readable reason, used in `data.reason` of wire errors.
     pub fn reason(&self) -> &'static str {
+        self.kind().reason()
+    }
+}
+
+/// The kind of a [`StoreError`]: what a caller keeps to tell one failure from another without
+/// its message (the hub between checks, the daemon's state). Not `non_exhaustive`, so a new
+/// kind does not compile until each match on it says where it belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StoreErrorKind {
+    /// [`StoreError::Missing`].
+    Missing,
+    /// [`StoreError::PermissionDenied`].
+    PermissionDenied,
+    /// [`StoreError::Locked`].
+    Locked,
+    /// [`StoreError::Corrupt`].
+    Corrupt,
+    /// [`StoreError::Empty`].
+    Empty,
+    /// [`StoreError::Schema`].
+    Schema,
+    /// [`StoreError::Io`], [`StoreError::Sqlite`], or a check that failed before it could
+    /// read the store.
+    Other,
+}
+
+impl StoreErrorKind {
+    /// A short machine-readable reason, used in `data.reason` of wire errors.
+    pub fn reason(self) -> &'static str {
         match self {
-            StoreError::Missing { .. } => "store_missing",
-            StoreError::PermissionDenied { .. } => "permission_denied",
-            StoreError::Locked { .. } => "store_locked",
-            StoreError::Corrupt { .. } => "store_corrupt",
-            StoreError::Empty { .. } => "store_empty",
-            StoreError::Schema { .. } => "store_schema",
-            StoreError::Io { .. } | StoreError::Sqlite { .. } => "store_error",
+            StoreErrorKind::Missing => "store_missing",
+            StoreErrorKind::PermissionDenied => "permission_denied",
+            StoreErrorKind::Locked => "store_locked",
+            StoreErrorKind::Corrupt => "store_corrupt",
+            StoreErrorKind::Empty => "store_empty",
+            StoreErrorKind::Schema => "store_schema",
+            StoreErrorKind::Other => "store_error",
         }
     }
 }

@@ -50,7 +50,7 @@ mod stores;
 pub mod text;
 
 pub use cursor::{Cursor, FileIdentity};
-pub use error::{RequestError, StoreError};
+pub use error::{RequestError, StoreError, StoreErrorKind};
 pub use event::{EventType, Occurrence};
 pub use poll::{Batch, Clock, Engine, Limits, PollOutcome, Start, SystemClock};
 pub use request::{Filter, Subscription, SubscriptionParams};

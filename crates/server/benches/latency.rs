@@ -38,8 +38,8 @@ use tidings_fixtures::held::{HeldWriter, SlowFlush};
 use tidings_fixtures::{Addr, MacHome, MailFixture, NewMail, sqlite_uri};
 
 /// The added flush times of the slow-flush part. The hub's first check after a file event
-/// re-stamps every 50 µs for 2 ms, then every 250 µs to 20 ms (`hub.rs`): 5 and 10 ms land in
-/// the slower re-checks, 50 ms and more in the follow schedule after them.
+/// re-stamps every 50 µs for 2 ms, then every 250 µs to 20 ms (`hub/schedule.rs`): 5 and 10 ms
+/// land in the slower re-checks, 50 ms and more in the follow schedule after them.
 const DELAYS_MS: [u64; 8] = [0, 5, 10, 50, 100, 250, 500, 1000];
 
 fn meta() -> Value {

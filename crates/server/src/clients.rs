@@ -178,7 +178,7 @@ pub(crate) struct ConnectionState {
     /// the set: it reserves an id as it forwards the request, in order, before rmcp sees the
     /// next line; the id is freed when the stream's handler is done with it
     /// ([`StreamIdHold`]) or when rmcp answers the request without the handler, never on a
-    /// cancel (see `frames.rs`). `None` over HTTP, which is stateless per request: each POST
+    /// cancel (see `frames/mod.rs`). `None` over HTTP, which is stateless per request: each POST
     /// is its own JSON-RPC exchange with its own rmcp service and response stream (a stream
     /// is cancelled by dropping it), so two POSTs with the same id under one token never meet.
     live_ids: Option<Mutex<HashSet<RequestId>>>,

@@ -312,7 +312,7 @@ impl Daemon {
                 Some(e) => (StoreAccess::Unreadable, Some(e.clone())),
                 None => (StoreAccess::Ok, None),
             },
-            Some(Err((reason, message))) => (StoreAccess::from_reason(reason), Some(message)),
+            Some(Err((kind, message))) => (StoreAccess::from(kind), Some(message)),
             None => (StoreAccess::NotChecked, None),
         };
         let type_settings = settings.for_type(ty);

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use tidings_core::EventType;
+use tidings_core::{EventType, StoreErrorKind};
 use tokio::sync::watch;
 
 use crate::sync::lock;
@@ -263,14 +263,17 @@ pub enum StoreAccess {
     Unreadable,
 }
 
-impl StoreAccess {
-    /// From a core `StoreError::reason()`.
-    pub fn from_reason(reason: &str) -> StoreAccess {
-        match reason {
-            "store_missing" => StoreAccess::Missing,
-            "permission_denied" => StoreAccess::PermissionDenied,
-            "store_schema" => StoreAccess::SchemaProblem,
-            _ => StoreAccess::Unreadable,
+impl From<StoreErrorKind> for StoreAccess {
+    /// A failed check's access, from the kind of its core `StoreError`.
+    fn from(kind: StoreErrorKind) -> StoreAccess {
+        match kind {
+            StoreErrorKind::Missing => StoreAccess::Missing,
+            StoreErrorKind::PermissionDenied => StoreAccess::PermissionDenied,
+            StoreErrorKind::Schema => StoreAccess::SchemaProblem,
+            StoreErrorKind::Locked
+            | StoreErrorKind::Corrupt
+            | StoreErrorKind::Empty
+            | StoreErrorKind::Other => StoreAccess::Unreadable,
         }
     }
 }

@@ -362,11 +362,7 @@ fn store_view(f: &Findings, ty: EventType, i: usize) -> (StoreAccess, Option<Str
     }
     match &f.local_stores[i] {
         Ok(()) => (StoreAccess::Ok, None, false),
-        Err(e) => (
-            StoreAccess::from_reason(e.reason()),
-            Some(e.to_string()),
-            false,
-        ),
+        Err(e) => (StoreAccess::from(e.kind()), Some(e.to_string()), false),
     }
 }
 

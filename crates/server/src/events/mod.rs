@@ -140,7 +140,7 @@ impl ServerHandler for EventsHandler {
     ) -> Result<CustomResult, ErrorData> {
         let CustomRequest { method, params, .. } = request;
         // The framer reserved a stream's id on the socket; it stays taken until this handler
-        // is done with it, whichever way it returns (see `frames.rs`).
+        // is done with it, whichever way it returns (see `frames/mod.rs`).
         let _stream_id = (method == "events/stream" || method == listen::LISTEN_ALIAS)
             .then(|| self.conn.as_ref().map(|conn| conn.hold_stream_id(&ctx.id)));
         let params = params.unwrap_or(Value::Null);

@@ -17,7 +17,7 @@ use tidings_fixtures::held::{HeldWriter, SlowFlush};
 use crate::common::{Client, Daemon, fixtures_bin, is_event, is_note};
 
 /// The added flush times the issue asks for, and 5 and 10 ms: commits the hub's first check
-/// finds after its close re-checks of the first 2 ms (`hub.rs`).
+/// finds after its close re-checks of the first 2 ms (`hub/schedule.rs`).
 const DELAYS_MS: [u64; 8] = [0, 5, 10, 50, 100, 250, 500, 1000];
 /// Steps (one mail and one message each) per delay.
 const STEPS: usize = 3;
