@@ -35,6 +35,8 @@ use tidings_core::{
     Cursor, Engine, EventType, Occurrence, Pick, RequestError, Settings, Start, StoreError,
     Subscription, SubscriptionParams,
 };
+use tidings_protocol::event::event_frame;
+use tidings_protocol::meta::SUBSCRIPTION_ID;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
@@ -47,7 +49,7 @@ use super::wire::{blocking, final_result, notify};
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
 use crate::daemon::Daemon;
 use crate::fanout::{Fanout, SharedRead, read_permit};
-use crate::heads::{self, Back, Head, SUBSCRIPTION_ID, Ticket, event_frame};
+use crate::heads::{self, Back, Head, Ticket};
 use crate::hub::LATENCY;
 use crate::state::Mode;
 
