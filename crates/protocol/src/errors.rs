@@ -60,6 +60,8 @@ pub mod reason {
     pub const REVOKED: &str = "revoked";
     /// An event could not be encoded; the stream holds before it.
     pub const ENCODE_FAILED: &str = "encode_failed";
+    /// The HTTP endpoint began stopping while the request was read.
+    pub const ENDPOINT_STOPPING: &str = "endpoint_stopping";
 }
 
 /// The `{code, message, data}` of an error response, and the `error` member of

@@ -106,6 +106,19 @@ impl Rotation {
     }
 }
 
+/// Each payload as the params (or result) value a transport takes.
+macro_rules! into_value {
+    ($($payload:ty),*) => {$(
+        impl From<$payload> for Value {
+            fn from(payload: $payload) -> Value {
+                serde_json::to_value(payload)
+                    .expect("a payload is strings, numbers, bools and JSON values")
+            }
+        }
+    )*};
+}
+into_value!(Active, Heartbeat, ErrorNote, Listen, Cancelled, Rotation);
+
 /// Why a [`Rotation`] did not switch.
 pub mod rotation {
     /// The daemon serves no HTTP endpoint.
@@ -184,7 +197,7 @@ mod tests {
             json!({"rotated": true, "streamsEnded": 2})
         );
         assert_eq!(
-            serde_json::to_value(Rotation::declined(rotation::HTTP_OFF)).unwrap(),
+            Value::from(Rotation::declined(rotation::HTTP_OFF)),
             json!({"rotated": false, "reason": "http_off"})
         );
     }
