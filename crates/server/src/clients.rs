@@ -717,12 +717,7 @@ pub(crate) fn filter_summary(
 
 /// The sender of an occurrence's envelope: `from.address` (mail) or `from.handle` (messages).
 pub(crate) fn sender_of(data: &serde_json::Value) -> String {
-    let from = &data["from"];
-    from["address"]
-        .as_str()
-        .or_else(|| from["handle"].as_str())
-        .unwrap_or("")
-        .to_owned()
+    tidings_protocol::event::sender(data).to_owned()
 }
 
 #[cfg(test)]

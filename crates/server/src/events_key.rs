@@ -10,34 +10,30 @@
 //! transport depends on the other for it.
 
 use serde_json::Value;
-
-/// The extension id under `capabilities.extensions`.
-const EXTENSION: &str = "io.modelcontextprotocol/events";
+use tidings_protocol::capabilities::{CAPABILITIES, DRAFT_EVENTS, EVENTS_EXTENSION, EXTENSIONS};
+use tidings_protocol::fields::{SUPPORTED_VERSIONS, SUPPORTED_VERSIONS_KEY};
 
 /// A key only a `server/discover` result has; lines without it are passed on untouched,
 /// unparsed.
-const DISCOVER_MARK: &[u8] = b"\"supportedVersions\"";
+const DISCOVER_MARK: &[u8] = SUPPORTED_VERSIONS_KEY.as_bytes();
 
 /// Adds `capabilities.events` (a copy of the extension's settings) to a `server/discover`
 /// result that declares the extension; true when it did.
 pub fn add_events_key(result: &mut Value) -> bool {
-    if result.get("supportedVersions").is_none() {
+    if result.get(SUPPORTED_VERSIONS).is_none() {
         return false;
     }
-    let Some(capabilities) = result
-        .get_mut("capabilities")
-        .and_then(Value::as_object_mut)
-    else {
+    let Some(capabilities) = result.get_mut(CAPABILITIES).and_then(Value::as_object_mut) else {
         return false;
     };
     let Some(settings) = capabilities
-        .get("extensions")
-        .and_then(|e| e.get(EXTENSION))
+        .get(EXTENSIONS)
+        .and_then(|e| e.get(EVENTS_EXTENSION))
         .cloned()
     else {
         return false;
     };
-    capabilities.insert("events".to_owned(), settings);
+    capabilities.insert(DRAFT_EVENTS.to_owned(), settings);
     true
 }
 
@@ -65,7 +61,7 @@ mod tests {
     fn a_discover_answer_gets_both_keys() {
         let line = json!({"jsonrpc": "2.0", "id": 1, "result": {
             "supportedVersions": ["2026-07-28"],
-            "capabilities": {"extensions": {EXTENSION: {"listChanged": true}}, "tools": {}}}})
+            "capabilities": {"extensions": {EVENTS_EXTENSION: {"listChanged": true}}, "tools": {}}}})
         .to_string()
             + "\n";
         let out = rewrite(line.as_bytes()).expect("a discover answer is rewritten");
@@ -73,7 +69,10 @@ mod tests {
         let value: Value = serde_json::from_slice(&out).unwrap();
         let caps = &value["result"]["capabilities"];
         assert_eq!(caps["events"], json!({"listChanged": true}));
-        assert_eq!(caps["extensions"][EXTENSION], json!({"listChanged": true}));
+        assert_eq!(
+            caps["extensions"][EVENTS_EXTENSION],
+            json!({"listChanged": true})
+        );
         assert_eq!(value["id"], 1);
     }
 

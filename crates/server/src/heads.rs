@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tidings_core::{Cursor, EventType, Occurrence, Pick, Settings, Subscription};
+use tidings_protocol::event::event_frame;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -371,35 +372,12 @@ fn pick_event<'a>(read: &'a SharedRead, pick: &'a Pick) -> &'a Occurrence {
     }
 }
 
-/// The `_meta` key of the stream's id in each of its notifications.
-pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// An event frame up to its params' first field.
-const EVENT_HEAD: &str = r#"{"jsonrpc":"2.0","method":"notifications/events/event","params":"#;
-
-/// Append the `notifications/events/event` frame of `json` (an `Occurrence` object, copied as
-/// it is) with the stream's `_meta` (`id_json`: its request id as JSON) to `out`; false, with
-/// nothing appended, when `json` is not an object.
-pub fn event_frame(json: &[u8], id_json: &str, out: &mut Vec<u8>) -> bool {
-    if json.len() < 2 || json.last() != Some(&b'}') {
-        return false;
-    }
-    out.reserve(json.len() + EVENT_HEAD.len() + SUBSCRIPTION_ID.len() + id_json.len() + 16);
-    out.extend_from_slice(EVENT_HEAD.as_bytes());
-    out.extend_from_slice(&json[..json.len() - 1]);
-    out.extend_from_slice(b",\"_meta\":{\"");
-    out.extend_from_slice(SUBSCRIPTION_ID.as_bytes());
-    out.extend_from_slice(b"\":");
-    out.extend_from_slice(id_json.as_bytes());
-    out.extend_from_slice(b"}}}\n");
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use serde_json::{Value, json};
+    use tidings_protocol::meta::SUBSCRIPTION_ID;
 
     use super::*;
 

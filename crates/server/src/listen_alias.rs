@@ -7,11 +7,9 @@
 //! other or on the handler for it.
 
 use serde_json::{Map, Value};
+use tidings_protocol::methods::LISTEN;
 
-/// The method clients send.
-pub const LISTEN: &str = "subscriptions/listen";
-
-/// The internal method name `subscriptions/listen` is served under.
+/// The internal method name `subscriptions/listen` is served under: never on the wire.
 pub const LISTEN_ALIAS: &str = "tidings/internal/subscriptions/listen";
 
 /// Rename a `subscriptions/listen` message to the alias; true when it was one.

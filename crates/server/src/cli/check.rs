@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tidings_protocol::{methods, tools};
 use tidings_server::events::pull::cursor::ToolCursor;
 use tidings_server::events::pull::{self, summary};
 
@@ -73,8 +74,8 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<()> {
         let result = client
             .call(
                 id,
-                "tools/call",
-                json!({"name": "tidings_check", "arguments": arguments}),
+                methods::TOOLS_CALL,
+                json!({"name": tools::CHECK, "arguments": arguments}),
             )
             .await?;
         if result["isError"] == true {

@@ -4,15 +4,14 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use tidings_protocol::payloads::Cancelled;
+use tidings_protocol::{jsonrpc, meta, notifications};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use super::exit_code::{self, Coded};
-
-/// The protocol revision every request declares.
-pub const PROTOCOL_VERSION: &str = "2026-07-28";
 
 /// Why talking to the daemon failed. Messages name the socket.
 #[derive(Debug, thiserror::Error)]
@@ -137,19 +136,18 @@ impl Client {
     ) -> Result<(), ClientError> {
         let mut params = params;
         if let Some(object) = params.as_object_mut() {
-            object.insert("_meta".into(), request_meta());
+            object.insert(meta::KEY.into(), request_meta());
         }
-        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.send(&frame).await
+        self.send(&jsonrpc::request(id, method, params)).await
     }
 
     /// Sends `notifications/cancelled` for request `id`.
     pub async fn cancel(&mut self, id: u64, reason: &str) -> Result<(), ClientError> {
-        let frame = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
-            "params": {"requestId": id, "reason": reason}
-        });
+        let params = Cancelled {
+            request_id: id.into(),
+            reason: Some(reason.to_owned()),
+        };
+        let frame = jsonrpc::notification(notifications::CANCELLED, params);
         self.send(&frame).await
     }
 
@@ -230,9 +228,6 @@ pub fn response_result(method: &str, mut frame: Value) -> Result<Value, ClientEr
 
 /// The `_meta` every 2026-07-28 request must carry.
 pub fn request_meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "tidings", "version": env!("CARGO_PKG_VERSION")}
-    })
+    let info = meta::implementation("tidings", env!("CARGO_PKG_VERSION"));
+    Value::Object(meta::request(info))
 }

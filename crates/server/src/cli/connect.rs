@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use tidings_platform::paths::Os;
 use tidings_platform::{Host, Launch, Mode, hosts};
+use tidings_protocol::{fields, meta, methods};
 use tidings_server::connect::{self, Target};
 use tidings_server::state::State;
 
@@ -250,10 +251,10 @@ pub async fn run_clients(args: ClientsArgs) -> anyhow::Result<()> {
 async fn connected_names(socket: Option<&Path>) -> Option<Vec<String>> {
     let socket = resolve_socket(socket).ok()?;
     let mut client = Client::connect(&socket).await.ok()?;
-    let mut status: Value = client.call(1, "tidings/status", json!({})).await.ok()?;
+    let mut status: Value = client.call(1, methods::STATUS, json!({})).await.ok()?;
     if let Value::Object(m) = &mut status {
-        m.remove("resultType");
-        m.remove("_meta");
+        m.remove(fields::RESULT_TYPE);
+        m.remove(meta::KEY);
     }
     let state: State = serde_json::from_value(status).ok()?;
     Some(state.clients.into_iter().filter_map(|c| c.name).collect())

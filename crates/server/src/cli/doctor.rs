@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tidings_core::settings::{NotificationKind, SettingsError};
 use tidings_core::{Engine, EventType, Limits, Settings, StoreError, StorePaths};
+use tidings_protocol::{fields, meta, methods};
 use tidings_server::notices::FULL_DISK_ACCESS_OWNER;
 use tidings_server::state::{
     FullDiskAccess, HttpEndpointState, SettingsFileState, State, StoreAccess,
@@ -230,12 +231,12 @@ async fn daemon_state(socket: &Path) -> Result<State, String> {
     let ask = async {
         let mut client = Client::connect(socket).await.map_err(|e| e.to_string())?;
         let mut status = client
-            .call(1, "tidings/status", json!({}))
+            .call(1, methods::STATUS, json!({}))
             .await
             .map_err(|e| e.to_string())?;
         if let Value::Object(m) = &mut status {
-            m.remove("resultType");
-            m.remove("_meta");
+            m.remove(fields::RESULT_TYPE);
+            m.remove(meta::KEY);
         }
         serde_json::from_value::<State>(status).map_err(|e| {
             format!("its status is not one this tidings reads ({e}); another version?")

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
+use tidings_protocol::{fields, meta, methods};
 use tidings_server::state::{ClientState, Mode, State, StoreAccess, Transport, TypeState};
 
 use super::args::StatusArgs;
@@ -15,11 +16,11 @@ use super::resolve_socket;
 pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     let socket = resolve_socket(args.socket.as_deref())?;
     let mut client = Client::connect(&socket).await?;
-    let mut status = client.call(1, "tidings/status", json!({})).await?;
+    let mut status = client.call(1, methods::STATUS, json!({})).await?;
     if let Value::Object(m) = &mut status {
         // The result's envelope, not the State.
-        m.remove("resultType");
-        m.remove("_meta");
+        m.remove(fields::RESULT_TYPE);
+        m.remove(meta::KEY);
     }
     let state: State = serde_json::from_value(status.clone()).map_err(|e| {
         anyhow::anyhow!(

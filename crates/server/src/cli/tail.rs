@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::{Map, Value, json};
 use tidings_core::Cursor;
+use tidings_protocol::{meta, methods, notifications};
 
 use super::args::TailArgs;
 use super::client::{Client, ClientError, response_result};
@@ -65,7 +66,7 @@ pub async fn run(args: TailArgs) -> anyhow::Result<()> {
         params["cursor"] = json!(start_of_store(&mut client, &params).await?);
     }
     client
-        .send_request(STREAM_ID, "events/stream", params)
+        .send_request(STREAM_ID, methods::EVENTS_STREAM, params)
         .await?;
     if std::io::stderr().is_terminal() {
         crate::output::err(format_args!(
@@ -137,12 +138,12 @@ async fn start_of_store(client: &mut Client, params: &Value) -> Result<String, C
     if let Some(object) = poll.as_object_mut() {
         object.remove("maxAgeMs");
     }
-    let head = client.call(0, "events/poll", poll).await?;
+    let head = client.call(0, methods::EVENTS_POLL, poll).await?;
     let head = head["cursor"]
         .as_str()
         .and_then(|c| c.parse::<Cursor>().ok())
         .ok_or_else(|| ClientError::Unexpected {
-            method: "events/poll".into(),
+            method: methods::EVENTS_POLL.into(),
             message: "a bootstrap poll gave no cursor".into(),
         })?;
     Ok(Cursor { rowid: 0, ..head }.to_string())
@@ -170,7 +171,7 @@ async fn stream(
         if frame.get("id").and_then(Value::as_u64) == Some(STREAM_ID) {
             // The response to our request: an error before the stream opened, or the final
             // result of a stream the daemon closed.
-            response_result("events/stream", frame)?;
+            response_result(methods::EVENTS_STREAM, frame)?;
             return Ok(End::Completed);
         }
         let method = frame
@@ -184,7 +185,7 @@ async fn stream(
             .and_then(Value::as_str)
             .map(str::to_owned);
         match method.as_str() {
-            "notifications/events/active" => {
+            notifications::ACTIVE => {
                 let truncated = params.get("truncated").and_then(Value::as_bool) == Some(true);
                 // Only the first `active` can be the floor's; a later one is a real gap.
                 let expected = std::mem::take(floor_asked);
@@ -196,9 +197,9 @@ async fn stream(
                 }
                 tracing::info!(cursor = ?new_cursor, "stream active");
             }
-            "notifications/events/event" => {
+            notifications::EVENT => {
                 if let Some(object) = params.as_object_mut() {
-                    object.remove("_meta");
+                    object.remove(meta::KEY);
                 }
                 let written = writeln!(stdout, "{params}").and_then(|()| stdout.flush());
                 if let Err(error) = written {
@@ -208,20 +209,20 @@ async fn stream(
                     return Ok(End::OutputFailed(error));
                 }
             }
-            "notifications/events/heartbeat" => tracing::debug!(cursor = ?new_cursor, "heartbeat"),
-            "notifications/events/error" => {
+            notifications::HEARTBEAT => tracing::debug!(cursor = ?new_cursor, "heartbeat"),
+            notifications::ERROR => {
                 crate::output::err(format_args!(
                     "tidings: store error (the stream stays open): {}",
                     describe(&params["error"])
                 ));
             }
-            "notifications/events/terminated" => {
+            notifications::TERMINATED => {
                 return Ok(End::Terminated(params["error"].take()));
             }
             other => tracing::debug!(method = other, "ignoring a frame"),
         }
         // Only the three stream notifications carry a position; keep the last one.
-        if new_cursor.is_some() && method.starts_with("notifications/events/") {
+        if new_cursor.is_some() && notifications::is_events(&method) {
             *cursor = new_cursor;
         }
     }

@@ -6,10 +6,13 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tidings_platform::KeyringKeychain;
 use tidings_platform::keychain::SERVICE;
-use tidings_server::http::{ROTATE_METHOD, token};
+use tidings_protocol::methods::TOKEN_ROTATE;
+use tidings_protocol::payloads::{Rotation, rotation};
+use tidings_server::http::token;
 
 use super::args::{RotateArgs, TokenCommand};
 use super::client::{Client, ClientError};
@@ -80,23 +83,30 @@ async fn rotate(keychain: Arc<KeyringKeychain>, args: RotateArgs) -> anyhow::Res
         }
         Err(e) => return Err(e.into()),
     };
-    let answer = client.call(1, ROTATE_METHOD, json!({})).await?;
+    let answer = client.call(1, TOKEN_ROTATE, json!({})).await?;
     crate::output::err(format_args!("tidings: {}", describe(&answer)));
     Ok(())
 }
 
 /// The daemon's answer in words.
 fn describe(answer: &Value) -> String {
-    if answer["rotated"] == true {
-        let ended = answer["streamsEnded"].as_u64().unwrap_or(0);
+    let Ok(rotation) = Rotation::deserialize(answer) else {
+        return format!("the running daemon answered {answer}");
+    };
+    if rotation.rotated {
+        let ended = rotation.streams_ended.unwrap_or(0);
         return format!(
             "the running daemon switched to it and ended {ended} stream(s) opened with the old one"
         );
     }
-    match answer["reason"].as_str() {
-        Some("http_off") => "the running daemon serves no HTTP endpoint; nothing to switch".into(),
-        Some("no_auth") => "the running daemon serves HTTP without a token (--no-auth)".into(),
-        Some("unchanged") => "the running daemon already had this token".into(),
+    match rotation.reason.as_deref() {
+        Some(rotation::HTTP_OFF) => {
+            "the running daemon serves no HTTP endpoint; nothing to switch".into()
+        }
+        Some(rotation::NO_AUTH) => {
+            "the running daemon serves HTTP without a token (--no-auth)".into()
+        }
+        Some(rotation::UNCHANGED) => "the running daemon already had this token".into(),
         _ => format!("the running daemon answered {answer}"),
     }
 }

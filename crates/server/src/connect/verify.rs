@@ -9,6 +9,8 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tidings_platform::{Mode, ServerEnv};
+use tidings_protocol::capabilities::{CAPABILITIES, CLAUDE_CHANNEL, EXPERIMENTAL};
+use tidings_protocol::{fields, jsonrpc, meta, methods, notifications, versions};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::Command;
 
@@ -128,13 +130,14 @@ fn tail(stderr: &[u8]) -> String {
     format!("; it said: {cut}")
 }
 
-/// The 2026-07-28 `_meta` a stateless request carries.
-fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}
-    })
+/// The name and version the check announces.
+fn client_info() -> Value {
+    meta::implementation(CLIENT_NAME, env!("CARGO_PKG_VERSION"))
+}
+
+/// The params of a 2026-07-28 request without arguments: the `_meta` it carries.
+fn stateless() -> Value {
+    json!({meta::KEY: meta::request(client_info())})
 }
 
 /// Tools and channel: `initialize` (2025-11-25), `notifications/initialized`, `tools/list`.
@@ -153,11 +156,11 @@ async fn handshake(
         let _ = stdin.flush().await;
     };
     if mode == Mode::Events {
-        send(json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}})).await;
-        answer(&mut lines, 1, "server/discover").await?;
-        send(json!({"jsonrpc": "2.0", "id": 2, "method": "events/list", "params": {"_meta": meta()}})).await;
-        let list = answer(&mut lines, 2, "events/list").await?;
-        let names: Vec<&str> = list["events"]
+        send(jsonrpc::request(1, methods::DISCOVER, stateless())).await;
+        answer(&mut lines, 1, methods::DISCOVER).await?;
+        send(jsonrpc::request(2, methods::EVENTS_LIST, stateless())).await;
+        let list = answer(&mut lines, 2, methods::EVENTS_LIST).await?;
+        let names: Vec<&str> = list[fields::EVENTS]
             .as_array()
             .map(|a| a.iter().filter_map(|e| e["name"].as_str()).collect())
             .unwrap_or_default();
@@ -167,22 +170,22 @@ async fn handshake(
             format!("events: {}", names.join(", "))
         });
     }
-    send(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}}}),
-    )
-    .await;
-    let init = answer(&mut lines, 1, "initialize").await?;
-    if mode == Mode::Channel && init["capabilities"]["experimental"]["claude/channel"].is_null() {
+    let init = json!({
+        fields::PROTOCOL_VERSION: versions::LEGACY,
+        CAPABILITIES: {},
+        fields::CLIENT_INFO: client_info(),
+    });
+    send(jsonrpc::request(1, methods::INITIALIZE, init)).await;
+    let init = answer(&mut lines, 1, methods::INITIALIZE).await?;
+    if mode == Mode::Channel && init[CAPABILITIES][EXPERIMENTAL][CLAUDE_CHANNEL].is_null() {
         return Err(Step::Refused(
-            "initialize",
+            methods::INITIALIZE,
             "the answer has no claude/channel capability; is the entry missing --channel?".into(),
         ));
     }
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})).await;
-    let list = answer(&mut lines, 2, "tools/list").await?;
+    send(jsonrpc::bare_notification(notifications::INITIALIZED)).await;
+    send(jsonrpc::request(2, methods::TOOLS_LIST, json!({}))).await;
+    let list = answer(&mut lines, 2, methods::TOOLS_LIST).await?;
     let tools: Vec<&str> = list["tools"]
         .as_array()
         .map(|a| a.iter().filter_map(|t| t["name"].as_str()).collect())

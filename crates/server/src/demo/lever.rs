@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use tidings_core::settings::SettingsError;
 use tidings_core::{EventType, Settings};
+use tidings_protocol::tools;
 
 /// The conformance suite's levers, implemented by demo mode; each acts through the real
 /// mechanism, so the daemon sees what it would see on a Mac.
@@ -49,9 +50,9 @@ impl Lever {
     /// The tool's name.
     pub fn tool(self) -> &'static str {
         match self {
-            Lever::YieldError => "events_conformance_yield_error",
-            Lever::YieldGap => "events_conformance_yield_gap",
-            Lever::Terminate => "events_conformance_terminate",
+            Lever::YieldError => tools::CONFORMANCE_YIELD_ERROR,
+            Lever::YieldGap => tools::CONFORMANCE_YIELD_GAP,
+            Lever::Terminate => tools::CONFORMANCE_TERMINATE,
         }
     }
 }

@@ -6,20 +6,22 @@ use std::path::Path;
 
 use rmcp::ErrorData;
 use rmcp::model::{ErrorCode, RequestId};
-use serde_json::{Value, json};
+use serde_json::json;
 use tidings_core::{EventType, RequestError, StoreError};
+use tidings_protocol::errors::{self as codes, ErrorObject, data, kind, reason};
+use tidings_protocol::versions;
 
 use crate::clients::{Refusal, Revocation};
 use crate::daemon::Daemon;
 
 /// `NotFound`: an unknown or disabled event type, or an unknown webhook subscription.
-pub const NOT_FOUND: ErrorCode = ErrorCode(-32023);
+pub const NOT_FOUND: ErrorCode = ErrorCode(codes::NOT_FOUND);
 /// Forbidden: the user's settings no longer allow the subscription.
-pub const FORBIDDEN: ErrorCode = ErrorCode(-32024);
+pub const FORBIDDEN: ErrorCode = ErrorCode(codes::FORBIDDEN);
 /// `ResourceExhausted`: a stream cap was reached.
-pub const RESOURCE_EXHAUSTED: ErrorCode = ErrorCode(-32025);
+pub const RESOURCE_EXHAUSTED: ErrorCode = ErrorCode(codes::RESOURCE_EXHAUSTED);
 /// Unsupported: a delivery mode we do not offer (webhook).
-pub const UNSUPPORTED: ErrorCode = ErrorCode(-32026);
+pub const UNSUPPORTED: ErrorCode = ErrorCode(codes::UNSUPPORTED);
 
 /// A core request error as the wire error: `InvalidParams` names the field, `NotFound` says
 /// `kind: "event"` (and `reason: "disabled"` with how to turn it on when the type is only
@@ -27,7 +29,7 @@ pub const UNSUPPORTED: ErrorCode = ErrorCode(-32026);
 pub fn request_error(e: RequestError, settings_file: &Path) -> ErrorData {
     match e {
         RequestError::InvalidParams { field, message } => {
-            ErrorData::invalid_params(message, Some(json!({ "field": field })))
+            ErrorData::invalid_params(message, Some(json!({ data::FIELD: field })))
         }
         RequestError::NotFound { name } => not_found_event(&name),
         RequestError::Disabled { event_type } => type_disabled(event_type, settings_file),
@@ -64,7 +66,11 @@ pub fn type_paused(ty: EventType, until_ms: u64) -> ErrorData {
              user resumes it in the menu bar",
             utc_time(until_ms)
         ),
-        Some(json!({ "kind": "event", "reason": "paused", "pausedUntilMs": until_ms })),
+        Some(json!({
+            data::KIND: kind::EVENT,
+            data::REASON: reason::PAUSED,
+            "pausedUntilMs": until_ms
+        })),
     )
 }
 
@@ -83,7 +89,10 @@ pub(crate) fn utc_time(ms: u64) -> String {
 /// in `tidings status`.
 pub fn store_error(e: &StoreError) -> ErrorData {
     tracing::debug!(error = %e, "store error answered");
-    ErrorData::internal_error(e.public_message(), Some(json!({ "reason": e.reason() })))
+    ErrorData::internal_error(
+        e.public_message(),
+        Some(json!({ data::REASON: e.reason() })),
+    )
 }
 
 /// `NotFound` for an event type name that is not served (unknown, or turned off).
@@ -91,7 +100,7 @@ pub fn not_found_event(name: &str) -> ErrorData {
     ErrorData::new(
         NOT_FOUND,
         format!("unknown event type `{name}`"),
-        Some(json!({ "kind": "event" })),
+        Some(json!({ data::KIND: kind::EVENT })),
     )
 }
 
@@ -107,7 +116,7 @@ pub fn type_disabled(ty: EventType, settings_file: &Path) -> ErrorData {
             ty.settings_section(),
             crate::home::home_relative(settings_file)
         ),
-        Some(json!({ "kind": "event", "reason": "disabled" })),
+        Some(json!({ data::KIND: kind::EVENT, data::REASON: reason::DISABLED })),
     )
 }
 
@@ -116,7 +125,7 @@ pub fn type_turned_off(ty: EventType) -> ErrorData {
     ErrorData::new(
         NOT_FOUND,
         format!("event type `{ty}` was turned off in Tidings"),
-        Some(json!({ "kind": "event" })),
+        Some(json!({ data::KIND: kind::EVENT })),
     )
 }
 
@@ -127,7 +136,7 @@ pub fn allowlist_removed(ty: EventType) -> ErrorData {
         format!(
             "the allowlist for `{ty}` was removed in Tidings and this subscription names no sender"
         ),
-        Some(json!({ "reason": "allowlist" })),
+        Some(json!({ data::REASON: reason::ALLOWLIST })),
     )
 }
 
@@ -136,7 +145,7 @@ pub fn not_found_subscription() -> ErrorData {
     ErrorData::new(
         NOT_FOUND,
         "no such subscription: Tidings offers no webhook delivery",
-        Some(json!({ "kind": "subscription" })),
+        Some(json!({ data::KIND: kind::SUBSCRIPTION })),
     )
 }
 
@@ -155,7 +164,7 @@ pub fn duplicate_stream_id(id: &RequestId) -> ErrorData {
             "request id {shown} is already the id of an open stream on this connection; \
              use a new id"
         ),
-        Some(json!({ "field": "id" })),
+        Some(json!({ data::FIELD: "id" })),
     )
 }
 
@@ -199,7 +208,7 @@ pub fn token_rotated() -> ErrorData {
     ErrorData::new(
         FORBIDDEN,
         "the HTTP token this stream was opened with was rotated; reconnect with the new token",
-        Some(json!({ "reason": "token_rotated" })),
+        Some(json!({ data::REASON: reason::TOKEN_ROTATED })),
     )
 }
 
@@ -209,7 +218,7 @@ pub fn revoked_by_user() -> ErrorData {
     ErrorData::new(
         FORBIDDEN,
         "this client was revoked in Tidings; reconnect to be served again",
-        Some(json!({ "reason": "revoked" })),
+        Some(json!({ data::REASON: reason::REVOKED })),
     )
 }
 
@@ -250,18 +259,21 @@ pub fn legacy_method(method: &str, era: &LegacyEra) -> ErrorData {
     };
     ErrorData::new(
         ErrorCode::METHOD_NOT_FOUND,
-        format!("{method} is served on protocol 2026-07-28 only ({why})"),
+        format!(
+            "{method} is served on protocol {} only ({why})",
+            versions::CURRENT
+        ),
         None,
     )
 }
 
 /// The `error` member of `notifications/events/error` and `…/terminated`.
-pub fn error_object(e: &ErrorData) -> Value {
-    let mut v = json!({ "code": e.code.0, "message": e.message });
-    if let Some(data) = &e.data {
-        v["data"] = data.clone();
+pub fn error_object(e: &ErrorData) -> ErrorObject {
+    ErrorObject {
+        code: e.code.0.into(),
+        message: e.message.to_string(),
+        data: e.data.clone(),
     }
-    v
 }
 
 #[cfg(test)]
@@ -339,7 +351,8 @@ mod tests {
 
     #[test]
     fn the_notification_error_object_keeps_data() {
-        let o = error_object(&type_turned_off(EventType::MailReceived));
+        let o =
+            serde_json::to_value(error_object(&type_turned_off(EventType::MailReceived))).unwrap();
         assert_eq!(o["code"], -32023);
         assert_eq!(o["data"]["kind"], "event");
     }

@@ -7,11 +7,10 @@ use rmcp::model::{
 use serde_json::{Value, json};
 use tidings_core::Settings;
 use tidings_core::descriptor::enabled_descriptors_with;
+use tidings_protocol::capabilities::{EVENTS_EXTENSION, LIST_CHANGED, SERVER_NAME};
+use tidings_protocol::fields;
 
-use super::wire::{SERVER_NAME, complete};
-
-/// The extension id under `capabilities.extensions`.
-pub const EVENTS_EXTENSION: &str = "io.modelcontextprotocol/events";
+use super::wire::complete;
 
 /// What `server/discover` advertises: the events extension with `listChanged`, the tools (the
 /// pull tools, and in demo mode the conformance levers) with `listChanged`, and the
@@ -20,7 +19,7 @@ pub const EVENTS_EXTENSION: &str = "io.modelcontextprotocol/events";
 pub fn server_config() -> ServerConfig {
     let mut extensions = ExtensionCapabilities::new();
     let mut settings = serde_json::Map::new();
-    settings.insert("listChanged".into(), Value::Bool(true));
+    settings.insert(LIST_CHANGED.into(), Value::Bool(true));
     extensions.insert(EVENTS_EXTENSION.into(), settings);
     let mut caps = ServerCapabilities::default();
     caps.extensions = Some(extensions);
@@ -35,7 +34,7 @@ pub fn server_config() -> ServerConfig {
 /// `events/list`: one page, the enabled types only; Mail's known `accounts` are examples of
 /// `mail.received`'s `account` argument.
 pub fn list(settings: &Settings, accounts: &[String]) -> CustomResult {
-    complete(json!({ "events": enabled_descriptors_with(settings, accounts) }))
+    complete(json!({ fields::EVENTS: enabled_descriptors_with(settings, accounts) }))
 }
 
 /// `config` without the events extension: what a legacy `initialize` answers. SEP-3415 defines
@@ -49,4 +48,17 @@ pub fn without_events(mut config: ServerConfig) -> ServerConfig {
         }
     }
     config
+}
+
+#[cfg(test)]
+mod tests {
+    use tidings_core::EventType;
+
+    /// Core names the types it reads; the shim, which has no core, names them from the
+    /// protocol crate: the two must agree.
+    #[test]
+    fn core_and_the_protocol_name_the_same_event_types() {
+        let core = EventType::ALL.map(EventType::name);
+        assert_eq!(core, tidings_protocol::event_types::ALL);
+    }
 }

@@ -16,6 +16,9 @@ use rmcp::ErrorData;
 use rmcp::model::CustomResult;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
+use tidings_protocol::errors::data;
+use tidings_protocol::payloads::{ListChanges, Listen};
+use tidings_protocol::{fields, notifications};
 
 use super::errors::refused;
 use super::wire::{final_result, notify};
@@ -34,32 +37,31 @@ pub async fn listen(
     params: Value,
     ctx: RequestContext<RoleServer>,
 ) -> Result<CustomResult, ErrorData> {
-    let Some(Value::Object(notifications)) = params.get("notifications") else {
+    let Some(Value::Object(filter)) = params.get(fields::NOTIFICATIONS) else {
         {
             return Err(ErrorData::invalid_params(
                 "notifications (the notification filter, an object) is required",
-                Some(json!({"field": "notifications"})),
+                Some(json!({data::FIELD: fields::NOTIFICATIONS})),
             ));
         }
     };
-    let wants_events = opted_in(notifications, "eventsListChanged")?;
+    let wants_events = opted_in(filter, fields::EVENTS_LIST_CHANGED)?;
     // The pull tools' list follows the same settings: a type turned on or off changes it.
-    let wants_tools = opted_in(notifications, "toolsListChanged")?;
+    let wants_tools = opted_in(filter, fields::TOOLS_LIST_CHANGED)?;
     let _slot = conn.acquire(&ctx.id).map_err(refused)?;
     let mut list = daemon.list_receiver();
     list.borrow_and_update();
-    let mut accepted = json!({});
-    if wants_events {
-        accepted["eventsListChanged"] = json!(true);
-    }
-    if wants_tools {
-        accepted["toolsListChanged"] = json!(true);
-    }
+    let accepted = Listen {
+        notifications: ListChanges {
+            events_list_changed: wants_events,
+            tools_list_changed: wants_tools,
+        },
+    };
     if notify(
         &ctx.peer,
         &ctx.id,
-        "notifications/subscriptions/acknowledged",
-        json!({"notifications": accepted}),
+        notifications::ACKNOWLEDGED,
+        accepted.into(),
     )
     .await
     .is_err()
@@ -79,8 +81,8 @@ pub async fn listen(
                     break;
                 }
                 let methods = [
-                    (wants_events, "notifications/events/list_changed"),
-                    (wants_tools, "notifications/tools/list_changed"),
+                    (wants_events, notifications::EVENTS_LIST_CHANGED),
+                    (wants_tools, notifications::TOOLS_LIST_CHANGED),
                 ];
                 for (wanted, method) in methods {
                     if wanted
@@ -105,8 +107,8 @@ fn opted_in(
         None | Some(Value::Null | Value::Bool(false)) => Ok(false),
         Some(Value::Bool(true)) => Ok(true),
         Some(_) => Err(ErrorData::invalid_params(
-            format!("notifications.{field} must be a boolean"),
-            Some(json!({"field": format!("notifications.{field}")})),
+            format!("{}.{field} must be a boolean", fields::NOTIFICATIONS),
+            Some(json!({data::FIELD: format!("{}.{field}", fields::NOTIFICATIONS)})),
         )),
     }
 }

@@ -27,6 +27,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 use tidings_core::request::enabled_type;
+use tidings_protocol::errors::data;
+use tidings_protocol::payloads::{Rotation, rotation};
+use tidings_protocol::{meta, methods};
 
 use crate::clients::{ConnectionState, Principal};
 use crate::daemon::Daemon;
@@ -35,10 +38,6 @@ use errors::{
     daemon_request_error, legacy_method, not_found_subscription, revoked, webhook_unsupported,
 };
 use wire::{complete, era};
-
-/// The custom request `tidings token rotate` sends on the socket after writing a new token
-/// to the keychain: the daemon re-reads it and ends the old token's streams.
-pub const ROTATE_METHOD: &str = "tidings/token/rotate";
 
 /// The rmcp handler of one socket connection, or of every HTTP request.
 #[derive(Clone)]
@@ -89,7 +88,7 @@ impl EventsHandler {
         if let Some(why) = conn.revocation() {
             return Err(revoked(why));
         }
-        let info = ctx.meta.get("io.modelcontextprotocol/clientInfo");
+        let info = ctx.meta.get(meta::CLIENT_INFO);
         let field = |key: &str| info.and_then(|i| i.get(key)).and_then(Value::as_str);
         conn.announce(field("name"), field("version"));
         Ok(())
@@ -141,20 +140,21 @@ impl ServerHandler for EventsHandler {
         let CustomRequest { method, params, .. } = request;
         // The framer reserved a stream's id on the socket; it stays taken until this handler
         // is done with it, whichever way it returns (see `frames/mod.rs`).
-        let _stream_id = (method == "events/stream" || method == listen::LISTEN_ALIAS)
+        let _stream_id = (method == methods::EVENTS_STREAM || method == listen::LISTEN_ALIAS)
             .then(|| self.conn.as_ref().map(|conn| conn.hold_stream_id(&ctx.id)));
         let params = params.unwrap_or(Value::Null);
         self.admit(&ctx)?;
         let socket = self.conn.is_some();
-        if socket && method == "tidings/status" {
+        if socket && method == methods::STATUS {
             let state = serde_json::to_value(self.daemon.state())
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             return Ok(complete(state));
         }
-        if socket && method == ROTATE_METHOD {
+        // Sent by `tidings token rotate` after it wrote a new token to the keychain.
+        if socket && method == methods::TOKEN_ROTATE {
             return reload_token(&self.daemon).await.map(complete);
         }
-        let events_method = method.starts_with("events/") || method == listen::LISTEN_ALIAS;
+        let events_method = methods::is_events(&method) || method == listen::LISTEN_ALIAS;
         if !events_method {
             return Err(ErrorData::method_not_found_with_name(&method));
         }
@@ -168,21 +168,21 @@ impl ServerHandler for EventsHandler {
             return Err(legacy_method(shown(&method), &legacy));
         }
         match method.as_str() {
-            "events/list" => {
+            methods::EVENTS_LIST => {
                 // The account map is a small file, read only here (never the index).
                 let accounts = self.daemon.engine().mail_accounts();
                 Ok(list::list(&self.daemon.settings_arc(), &accounts))
             }
-            "events/poll" => {
+            methods::EVENTS_POLL => {
                 let conn = self.conn(&ctx)?;
                 poll::poll(&self.daemon, &conn, params).await
             }
-            "events/stream" => {
+            methods::EVENTS_STREAM => {
                 let conn = self.conn(&ctx)?;
                 stream::stream(&self.daemon, &conn, params, ctx).await
             }
-            "events/subscribe" => Err(self.subscribe(&params)),
-            "events/unsubscribe" => Err(required_name(&params)
+            methods::EVENTS_SUBSCRIBE => Err(self.subscribe(&params)),
+            methods::EVENTS_UNSUBSCRIBE => Err(required_name(&params)
                 .err()
                 .unwrap_or_else(not_found_subscription)),
             m if m == listen::LISTEN_ALIAS => {
@@ -248,7 +248,7 @@ impl ServerHandler for EventsHandler {
                     pull::CHECK,
                     pull::WAIT
                 ),
-                Some(json!({"field": "name"})),
+                Some(json!({data::FIELD: "name"})),
             )),
         }
     }
@@ -257,7 +257,7 @@ impl ServerHandler for EventsHandler {
 /// `tidings/token/rotate` on the socket: reload the HTTP token, or say why not.
 async fn reload_token(daemon: &Daemon) -> Result<Value, ErrorData> {
     let Some(reload) = daemon.token_reload() else {
-        return Ok(json!({"rotated": false, "reason": "http_off"}));
+        return Ok(Rotation::declined(rotation::HTTP_OFF).into());
     };
     tokio::task::spawn_blocking(move || reload.reload_blocking())
         .await
@@ -271,7 +271,7 @@ fn required_name(params: &Value) -> Result<&str, ErrorData> {
         Some(Value::String(s)) if !s.is_empty() => Ok(s.as_str()),
         _ => Err(ErrorData::invalid_params(
             "name (the event type, a string) is required",
-            Some(json!({"field": "name"})),
+            Some(json!({data::FIELD: "name"})),
         )),
     }
 }

@@ -35,6 +35,10 @@ use tidings_core::{
     Cursor, Engine, EventType, Occurrence, Pick, RequestError, Settings, Start, StoreError,
     Subscription, SubscriptionParams,
 };
+use tidings_protocol::errors::{data, reason};
+use tidings_protocol::event::event_frame;
+use tidings_protocol::payloads::{Active, ErrorNote, Heartbeat};
+use tidings_protocol::{jsonrpc, meta, notifications};
 use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_util::sync::CancellationToken;
@@ -47,20 +51,12 @@ use super::wire::{blocking, final_result, notify};
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
 use crate::daemon::Daemon;
 use crate::fanout::{Fanout, SharedRead, read_permit};
-use crate::heads::{self, Back, Head, SUBSCRIPTION_ID, Ticket, event_frame};
+use crate::heads::{self, Back, Head, Ticket};
 use crate::hub::LATENCY;
 use crate::state::Mode;
 
-/// The request `_meta` key with which `tidings-mcp --channel` marks its streams, so the app
-/// lists them as `channel` rather than `push` (docs/decisions/channel.md). A label only: it
-/// changes nothing about what the stream may receive.
-pub const CHANNEL_META: &str = "dev.tidings/channel";
-
 /// Events per engine call: bounded work between checks for cancellation.
 const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
-
-/// `data.reason` of the `notifications/events/error` for an event that could not be encoded.
-const ENCODE_FAILED: &str = "encode_failed";
 
 /// Where a stream's notifications go: the connection's writer queue (a socket connection),
 /// else rmcp.
@@ -88,11 +84,11 @@ impl Wire {
         }
         if let Value::Object(m) = &mut params {
             m.insert(
-                "_meta".to_owned(),
-                json!({SUBSCRIPTION_ID: self.id.clone().into_json_value()}),
+                meta::KEY.to_owned(),
+                json!({meta::SUBSCRIPTION_ID: self.id.clone().into_json_value()}),
             );
         }
-        let frame = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let frame = jsonrpc::notification(method, params);
         let Ok(mut frame) = serde_json::to_vec(&frame) else {
             return Err(End::Closed);
         };
@@ -106,7 +102,7 @@ impl Wire {
         let mut frame = Vec::new();
         if self.direct.is_none() || !event_frame(json, &self.id_json, &mut frame) {
             let params = serde_json::to_value(event).map_err(|_| End::Closed)?;
-            return self.send("notifications/events/event", params).await;
+            return self.send(notifications::EVENT, params).await;
         }
         self.write(frame).await
     }
@@ -141,7 +137,7 @@ impl Wire {
 fn unencodable(ty: EventType) -> ErrorData {
     ErrorData::internal_error(
         format!("a {ty} event could not be encoded; delivery resumes from it on the next try"),
-        Some(json!({"reason": ENCODE_FAILED})),
+        Some(json!({data::REASON: reason::ENCODE_FAILED})),
     )
 }
 
@@ -167,7 +163,8 @@ pub async fn stream(
     let mut wake = daemon.hub().wake_receiver(sub.event_type());
     wake.borrow_and_update();
     let engine = Arc::clone(daemon.engine());
-    let mode = if ctx.meta.get(CHANNEL_META) == Some(&Value::Bool(true)) {
+    // The channel's label (docs/decisions/channel.md).
+    let mode = if ctx.meta.get(meta::CHANNEL) == Some(&Value::Bool(true)) {
         Mode::Channel
     } else {
         Mode::Push
@@ -208,8 +205,11 @@ pub async fn stream(
         Read::Lost(e) => return Err(e),
     };
     tracing::debug!(event_type = %s.sub.event_type(), resolved = failure.is_none(), "stream opened");
-    let active = json!({"cursor": cursor.map(|c| c.to_string()), "truncated": truncated});
-    if s.send("notifications/events/active", active).await.is_err() {
+    let active = Active {
+        cursor: cursor.map(|c| c.to_string()),
+        truncated,
+    };
+    if s.send(notifications::ACTIVE, active).await.is_err() {
         return Ok(final_result(&s.wire.id));
     }
     if let Some(e) = failure
@@ -237,10 +237,7 @@ pub async fn stream(
         if beat {
             beat = false;
             let cursor = s.safe_cursor().map(|c| c.to_string());
-            if let Err(end) = s
-                .send("notifications/events/heartbeat", json!({"cursor": cursor}))
-                .await
-            {
+            if let Err(end) = s.send(notifications::HEARTBEAT, Heartbeat { cursor }).await {
                 break end;
             }
         }
@@ -526,10 +523,10 @@ struct Stream {
 }
 
 impl Stream {
-    /// Send one notification unless the request was cancelled; `End::Closed` when the stream
-    /// must end (cancelled, or the connection is gone).
-    async fn send(&self, method: &str, params: Value) -> Result<(), End> {
-        self.wire.send(method, params).await
+    /// Send one notification with `payload` as its params unless the request was cancelled;
+    /// `End::Closed` when the stream must end (cancelled, or the connection is gone).
+    async fn send(&self, method: &str, payload: impl Into<Value>) -> Result<(), End> {
+        self.wire.send(method, payload.into()).await
     }
 
     /// Park at the connection's head of the store when this stream is at the head on a
@@ -571,10 +568,10 @@ impl Stream {
 
     /// Send `terminated` with `error` (the connection may already be gone); the stream ends.
     async fn terminate(&self, error: &ErrorData) -> End {
-        let error = error_object(error);
-        let _ = self
-            .send("notifications/events/terminated", json!({"error": error}))
-            .await;
+        let note = ErrorNote {
+            error: error_object(error),
+        };
+        let _ = self.send(notifications::TERMINATED, note).await;
         End::Terminated
     }
 
@@ -610,9 +607,10 @@ impl Stream {
             return Ok(());
         }
         self.last_error = Some(key);
-        let error = error_object(&error);
-        self.send("notifications/events/error", json!({"error": error}))
-            .await
+        let note = ErrorNote {
+            error: error_object(&error),
+        };
+        self.send(notifications::ERROR, note).await
     }
 
     /// Resolve the start of a stream that opened while its store failed. Once resolved, a
@@ -625,9 +623,11 @@ impl Stream {
                 self.cursor = Some(start.cursor);
                 self.last_error = None;
                 if start.truncated {
-                    let cursor = start.cursor.to_string();
-                    let active = json!({"cursor": cursor, "truncated": true});
-                    if let Err(end) = self.send("notifications/events/active", active).await {
+                    let active = Active {
+                        cursor: Some(start.cursor.to_string()),
+                        truncated: true,
+                    };
+                    if let Err(end) = self.send(notifications::ACTIVE, active).await {
                         return Resolution::Ended(end);
                     }
                 }
@@ -697,8 +697,11 @@ impl Stream {
         if batch.truncated {
             self.last_error = None;
             self.cursor = Some(batch.cursor);
-            let active = json!({"cursor": batch.cursor.to_string(), "truncated": true});
-            return match self.send("notifications/events/active", active).await {
+            let active = Active {
+                cursor: Some(batch.cursor.to_string()),
+                truncated: true,
+            };
+            return match self.send(notifications::ACTIVE, active).await {
                 Ok(()) => Step::Gap,
                 Err(end) => Step::Ended(end),
             };
@@ -734,7 +737,10 @@ impl Stream {
                 // that persists the cursor. Retried on the next wake or heartbeat.
                 tracing::warn!(event_type = %ty, index, %error, "cannot encode an occurrence; the stream holds before it");
                 let failure = unencodable(ty);
-                match self.report(ENCODE_FAILED, error.to_string(), failure).await {
+                match self
+                    .report(reason::ENCODE_FAILED, error.to_string(), failure)
+                    .await
+                {
                     Ok(()) => Step::Wait,
                     Err(end) => Step::Ended(end),
                 }

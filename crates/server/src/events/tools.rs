@@ -8,6 +8,8 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 use tidings_core::EventType;
+use tidings_protocol::errors::data;
+use tidings_protocol::tools;
 
 use super::wire::blocking;
 use crate::daemon::Daemon;
@@ -47,11 +49,12 @@ pub async fn call(
     let Some(lever) = LEVERS.into_iter().find(|l| l.tool() == request.name) else {
         return Err(ErrorData::invalid_params(
             format!(
-                "unknown tool `{}`; the tools are tidings_check, tidings_wait and the demo's \
-                 events_conformance_*",
-                tidings_core::text::sanitize(&request.name, tidings_core::text::MAX_ECHO_CHARS)
+                "unknown tool `{}`; the tools are {}, {} and the demo's events_conformance_*",
+                tidings_core::text::sanitize(&request.name, tidings_core::text::MAX_ECHO_CHARS),
+                tools::CHECK,
+                tools::WAIT
             ),
-            Some(json!({"field": "name"})),
+            Some(json!({data::FIELD: "name"})),
         ));
     };
     let name = request
@@ -67,7 +70,7 @@ pub async fn call(
                 "arguments.name must be one of {}",
                 EventType::ALL.map(tidings_core::EventType::name).join(", ")
             ),
-            Some(json!({"field": "arguments.name"})),
+            Some(json!({data::FIELD: "arguments.name"})),
         ));
     };
     let demo = demo.clone();

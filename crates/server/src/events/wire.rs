@@ -9,24 +9,23 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer};
 use serde_json::{Value, json};
+use tidings_protocol::capabilities::SERVER_NAME;
+use tidings_protocol::{fields, meta, versions};
 
 use super::errors::LegacyEra;
 
-/// The name rmcp and clients see for this server.
-pub const SERVER_NAME: &str = "tidings";
-
 /// `{"name": "tidings", "version": …}`.
 pub fn server_info() -> Value {
-    json!({"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")})
+    meta::implementation(SERVER_NAME, env!("CARGO_PKG_VERSION"))
 }
 
 /// `body` (an object) with `resultType: "complete"` and `_meta.serverInfo` added.
 pub fn complete(mut body: Value) -> CustomResult {
     if let Value::Object(m) = &mut body {
-        m.insert("resultType".into(), json!("complete"));
-        let meta = m.entry("_meta").or_insert_with(|| json!({}));
-        if let Value::Object(meta) = meta {
-            meta.insert("io.modelcontextprotocol/serverInfo".into(), server_info());
+        m.insert(fields::RESULT_TYPE.into(), json!(fields::COMPLETE));
+        let found = m.entry(meta::KEY).or_insert_with(|| json!({}));
+        if let Value::Object(found) = found {
+            found.insert(meta::SERVER_INFO.into(), server_info());
         }
     }
     CustomResult::new(body)
@@ -36,8 +35,8 @@ pub fn complete(mut body: Value) -> CustomResult {
 /// `{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId": id}}`.
 pub fn final_result(id: &RequestId) -> CustomResult {
     CustomResult::new(json!({
-        "resultType": "complete",
-        "_meta": {"io.modelcontextprotocol/subscriptionId": id.clone().into_json_value()},
+        fields::RESULT_TYPE: fields::COMPLETE,
+        meta::KEY: {meta::SUBSCRIPTION_ID: id.clone().into_json_value()},
     }))
 }
 
@@ -62,7 +61,7 @@ pub async fn notify(
 /// inline has none), and the request itself declares 2026-07-28 or later. Err says which
 /// failed, so the refusal can say what is true.
 pub fn era(ctx: &RequestContext<RoleServer>) -> Result<(), LegacyEra> {
-    let modern = |v: &ProtocolVersion| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+    let modern = |v: &ProtocolVersion| versions::serves_events(v.as_str());
     if let Some(info) = ctx.peer.peer_info()
         && !modern(&info.protocol_version)
     {

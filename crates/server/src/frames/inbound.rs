@@ -11,6 +11,8 @@ use rmcp::ErrorData;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, JsonRpcMessage, RequestId};
 use serde_json::{Map, Value, json};
 use tidings_core::request::json_kind;
+use tidings_protocol::errors::data;
+use tidings_protocol::{jsonrpc, methods};
 
 use super::human;
 use crate::events::errors::duplicate_stream_id;
@@ -125,7 +127,7 @@ fn kind_of(message: &ClientJsonRpcMessage, m: &Map<String, Value>) -> Kind {
             let method = m.get("method").and_then(Value::as_str);
             Kind::Request {
                 id: request.id.clone(),
-                opens_stream: matches!(method, Some("events/stream" | LISTEN_ALIAS)),
+                opens_stream: matches!(method, Some(methods::EVENTS_STREAM | LISTEN_ALIAS)),
             }
         }
         JsonRpcMessage::Notification(_) => Kind::Notification,
@@ -145,25 +147,25 @@ fn unreadable(m: &Map<String, Value>, e: &serde_json::Error) -> Shape {
         return Shape::Ignore;
     }
     let id = m.get("id").filter(|id| is_usable_id(id));
-    let error = if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    let error = if m.get("jsonrpc").and_then(Value::as_str) != Some(jsonrpc::VERSION) {
         ErrorData::invalid_request(
-            "`jsonrpc` must be \"2.0\"",
-            Some(json!({"field": "jsonrpc"})),
+            format!("`jsonrpc` must be \"{}\"", jsonrpc::VERSION),
+            Some(json!({data::FIELD: "jsonrpc"})),
         )
     } else if id.is_none() {
         ErrorData::invalid_request(
             "`id` must be a string or an integer",
-            Some(json!({"field": "id"})),
+            Some(json!({data::FIELD: "id"})),
         )
     } else if let Some(method) = method.and_then(Value::as_str) {
         ErrorData::invalid_params(
             format!("params do not fit `{method}`: {e}"),
-            Some(json!({"field": "params"})),
+            Some(json!({data::FIELD: "params"})),
         )
     } else {
         ErrorData::invalid_request(
             "a request needs a `method` string",
-            Some(json!({"field": "method"})),
+            Some(json!({data::FIELD: "method"})),
         )
     };
     Shape::Refuse {
@@ -187,7 +189,7 @@ fn refuse_request(m: &Map<String, Value>) -> Option<(Value, ErrorData)> {
     {
         let error = ErrorData::invalid_params(
             format!("params must be an object, got {}", json_kind(params)),
-            Some(json!({"field": "params"})),
+            Some(json!({data::FIELD: "params"})),
         );
         return Some((id.clone(), error));
     }
@@ -214,9 +216,7 @@ pub(super) fn oversized(len: usize, max: usize, head: &[u8]) -> Vec<u8> {
 
 /// A JSON-RPC error answering `id` (null when unknown), as a line.
 fn error_frame(id: &Value, error: &ErrorData) -> Vec<u8> {
-    let mut frame = json!({"jsonrpc": "2.0", "id": id, "error": error})
-        .to_string()
-        .into_bytes();
+    let mut frame = jsonrpc::error(id, error).to_string().into_bytes();
     frame.push(b'\n');
     frame
 }

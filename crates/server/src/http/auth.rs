@@ -12,8 +12,9 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tidings_platform::Keychain;
+use tidings_protocol::payloads::{Rotation, rotation};
 use tokio_util::sync::CancellationToken;
 
 use super::token::{self, Token, TokenError};
@@ -108,7 +109,7 @@ impl HttpAuth {
     /// Re-read the token from the keychain; see the module docs. Blocks on the keychain.
     fn reload_blocking(&self) -> Result<Value, TokenError> {
         let Some(keychain) = &self.keychain else {
-            return Ok(json!({"rotated": false, "reason": "no_auth"}));
+            return Ok(Rotation::declined(rotation::NO_AUTH).into());
         };
         let loaded = token::load(keychain.as_ref());
         let mut current = lock(&self.current);
@@ -122,13 +123,13 @@ impl HttpAuth {
             }
         };
         if next.is_some() && next == current.token {
-            return Ok(json!({"rotated": false, "reason": "unchanged"}));
+            return Ok(Rotation::declined(rotation::UNCHANGED).into());
         }
         let ended = current.principal.open_streams();
         current.token = next;
         self.revoke(&mut current);
         tracing::info!(streams_ended = ended, "HTTP token rotated");
-        Ok(json!({"rotated": true, "streamsEnded": ended}))
+        Ok(Rotation::done(u64::try_from(ended).unwrap_or(u64::MAX)).into())
     }
 
     /// End the old principal's streams and start a fresh one.

@@ -59,23 +59,17 @@ use tokio_util::sync::CancellationToken;
 use super::Principal;
 use super::auth::{AuthFailure, HttpAuth};
 use super::refusal::{
-    INVALID_REQUEST, PARSE_ERROR, body_timeout, clip, header_mismatch, rpc_error, stopping,
-    too_large, unauthorized,
+    body_timeout, clip, header_mismatch, rpc_error, stopping, too_large, unauthorized,
 };
 use crate::clients::Revocation;
 use crate::daemon::Daemon;
 use crate::events::errors::{LegacyEra, legacy_method};
 use crate::frames::inbound::{Shape, shape};
-use crate::listen_alias::{LISTEN_ALIAS, rename_listen};
+use crate::listen_alias::{LISTEN_ALIAS, rename_listen, shown};
 use rmcp::model::ProtocolVersion;
-
-/// The methods whose `Mcp-Name` must equal `params.name` (docs/http.md, "Routing headers").
-pub const NAME_METHODS: [&str; 4] = [
-    "events/poll",
-    "events/stream",
-    "events/subscribe",
-    "events/unsubscribe",
-];
+use tidings_protocol::errors::{INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
+use tidings_protocol::headers::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, NAME_METHODS};
+use tidings_protocol::{methods, versions};
 
 /// What the guard checks against.
 pub(crate) struct Guard {
@@ -129,7 +123,7 @@ async fn with_events_key(response: Response) -> Response {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 Value::Null,
-                -32603,
+                INTERNAL_ERROR,
                 format!("the server/discover answer could not be read: {e}"),
                 None,
             );
@@ -173,7 +167,7 @@ impl Guard {
             return Err(stopping());
         }
         let mut message = one_message(&bytes)?;
-        let asked = if message.get("method").and_then(Value::as_str) == Some("server/discover") {
+        let asked = if message.get("method").and_then(Value::as_str) == Some(methods::DISCOVER) {
             Asked::Discover
         } else {
             Asked::Other
@@ -183,7 +177,7 @@ impl Guard {
                 rpc_error(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     Value::Null,
-                    -32603,
+                    INTERNAL_ERROR,
                     e.to_string(),
                     None,
                 )
@@ -317,9 +311,11 @@ fn one_message(bytes: &[u8]) -> Result<Value, Response> {
         Ok(message @ Value::Object(_)) => Ok(message),
         Ok(Value::Array(_)) => refused(
             INVALID_REQUEST,
-            "a JSON array (batch) is not supported: protocol 2026-07-28 has no batches; send \
-             one JSON-RPC message per request"
-                .to_owned(),
+            format!(
+                "a JSON array (batch) is not supported: protocol {} has no batches; send one \
+                 JSON-RPC message per request",
+                versions::CURRENT
+            ),
         ),
         Ok(_) => refused(
             INVALID_REQUEST,
@@ -349,7 +345,7 @@ fn readable(message: &Value, bytes: &[u8]) -> Result<(), Response> {
         Shape::Refuse { id, error } => Err(rpc_error(
             StatusCode::BAD_REQUEST,
             id,
-            i64::from(error.code.0),
+            error.code.0,
             error.message.into_owned(),
             error.data,
         )),
@@ -361,14 +357,18 @@ fn readable(message: &Value, bytes: &[u8]) -> Result<(), Response> {
 fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, Response> {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let method = message.get("method").and_then(Value::as_str).unwrap_or("");
-    if method == "subscriptions/listen" {
-        let sent = headers.get("mcp-method").map(HeaderValue::as_bytes);
-        if sent != Some(b"subscriptions/listen") {
+    if method == methods::LISTEN {
+        let sent = headers.get(MCP_METHOD).map(HeaderValue::as_bytes);
+        if sent != Some(methods::LISTEN.as_bytes()) {
             let message = match sent {
-                None => "missing required Mcp-Method header for `subscriptions/listen`".to_owned(),
+                None => format!(
+                    "missing required Mcp-Method header for `{}`",
+                    methods::LISTEN
+                ),
                 Some(v) => format!(
-                    "Mcp-Method header `{}` does not match body method `subscriptions/listen`",
-                    clip(&String::from_utf8_lossy(v))
+                    "Mcp-Method header `{}` does not match body method `{}`",
+                    clip(&String::from_utf8_lossy(v)),
+                    methods::LISTEN
                 ),
             };
             return Err(header_mismatch(id, message));
@@ -376,7 +376,7 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
         if let Value::Object(m) = message {
             rename_listen(m);
         }
-        headers.insert("mcp-method", HeaderValue::from_static(LISTEN_ALIAS));
+        headers.insert(MCP_METHOD, HeaderValue::from_static(LISTEN_ALIAS));
         return Ok(true);
     }
     if let Some(refusal) = legacy_era(headers, method, &id) {
@@ -390,7 +390,7 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
     let Some(name) = message.pointer("/params/name").and_then(Value::as_str) else {
         return Ok(false);
     };
-    let mut values = headers.get_all("mcp-name").iter();
+    let mut values = headers.get_all(MCP_NAME).iter();
     let Some(sent) = values.next() else {
         return Err(header_mismatch(
             id,
@@ -428,27 +428,22 @@ fn route_headers(headers: &mut HeaderMap, message: &mut Value) -> Result<bool, R
 /// in this header, and rmcp would only say that `_meta` lacks one. Unknown versions are left
 /// to rmcp (-32022).
 fn legacy_era(headers: &HeaderMap, method: &str, id: &Value) -> Option<Response> {
-    let events = method.starts_with("events/") || method == LISTEN_ALIAS;
+    let events = methods::is_events(method) || method == LISTEN_ALIAS;
     if !events {
         return None;
     }
-    let declared = headers.get("mcp-protocol-version")?.to_str().ok()?;
+    let declared = headers.get(MCP_PROTOCOL_VERSION)?.to_str().ok()?;
     let legacy = ProtocolVersion::KNOWN_VERSIONS
         .iter()
-        .any(|v| v.as_str() == declared && v.as_str() < ProtocolVersion::V_2026_07_28.as_str());
+        .any(|v| v.as_str() == declared && !versions::serves_events(v.as_str()));
     if !legacy {
         return None;
     }
-    let shown = if method == LISTEN_ALIAS {
-        "subscriptions/listen"
-    } else {
-        method
-    };
-    let error = legacy_method(shown, &LegacyEra::Declared(declared.to_owned()));
+    let error = legacy_method(shown(method), &LegacyEra::Declared(declared.to_owned()));
     Some(rpc_error(
         StatusCode::NOT_FOUND,
         id.clone(),
-        i64::from(error.code.0),
+        error.code.0,
         error.message.into_owned(),
         None,
     ))

@@ -42,8 +42,6 @@ use auth::{AuthMode, HttpAuth};
 use guard::Guard;
 use token::TokenError;
 
-pub use crate::events::ROTATE_METHOD;
-
 /// The path the endpoint serves.
 pub const PATH: &str = "/mcp";
 

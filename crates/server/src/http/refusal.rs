@@ -7,17 +7,12 @@ use std::time::Duration;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use tidings_protocol::errors::{
+    ErrorObject, HEADER_MISMATCH, INTERNAL_ERROR, INVALID_REQUEST, data, reason,
+};
+use tidings_protocol::jsonrpc;
 
 use super::auth::AuthFailure;
-
-/// JSON-RPC Parse error: the body is not JSON.
-pub(super) const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC Invalid Request: refusals that are not about a header's value.
-pub(super) const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC `HeaderMismatch` (core 2026-07-28).
-const HEADER_MISMATCH: i64 = -32020;
-/// JSON-RPC Internal error, for a request the server can no longer serve.
-const INTERNAL_ERROR: i64 = -32603;
 
 /// At most `MAX_ECHO_CHARS` characters of a client-supplied value, for messages.
 pub(super) fn clip(value: &str) -> String {
@@ -76,15 +71,16 @@ pub(super) fn too_large(declared: Option<u64>, max: usize) -> Response {
 pub(super) fn rpc_error(
     status: StatusCode,
     id: Value,
-    code: i64,
+    code: i32,
     message: String,
     data: Option<Value>,
 ) -> Response {
-    let mut error = json!({"code": code, "message": message});
-    if let Some(data) = data {
-        error["data"] = data;
-    }
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    let error = ErrorObject {
+        code: code.into(),
+        message,
+        data,
+    };
+    let body = jsonrpc::error(id, error);
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
@@ -116,6 +112,6 @@ pub(super) fn stopping() -> Response {
         Value::Null,
         INTERNAL_ERROR,
         "the HTTP endpoint is stopping; the request was not served".to_owned(),
-        Some(json!({"reason": "endpoint_stopping"})),
+        Some(json!({data::REASON: reason::ENDPOINT_STOPPING})),
     )
 }

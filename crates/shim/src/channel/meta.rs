@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
+use tidings_protocol::event_types::{MAIL_RECEIVED, MESSAGES_RECEIVED};
 
 /// The most bytes one channel notification's params may take, as JSON.
 pub const MAX_EVENT_BYTES: usize = 2048;
@@ -29,7 +30,7 @@ pub fn channel_params(event: &Value) -> Option<Value> {
     let content;
     let mut subject_at = None;
     match name {
-        "mail.received" => {
+        MAIL_RECEIVED => {
             let address = clean(text(&data["from"], "address"), ADDRESS_CAP);
             let sender = clean(text(&data["from"], "name"), NAME_CAP);
             let subject = clean(text(data, "subject"), SUBJECT_CAP);
@@ -51,7 +52,7 @@ pub fn channel_params(event: &Value) -> Option<Value> {
             meta.insert("subject".into(), subject.into());
             meta.insert("mailbox".into(), mailbox.into());
         }
-        "messages.received" => {
+        MESSAGES_RECEIVED => {
             let handle = clean(text(&data["from"], "handle"), ADDRESS_CAP);
             let service = clean(text(&data["from"], "service"), DATE_CAP);
             let chat_name = clean(text(&data["chat"], "name"), PLACE_CAP);

@@ -22,6 +22,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tidings_platform::Launcher;
+use tidings_protocol::errors::{INTERNAL_ERROR, METHOD_NOT_FOUND, data, reason};
+use tidings_protocol::meta::{KEY as META, SUBSCRIPTION_ID};
+use tidings_protocol::payloads::Cancelled;
+use tidings_protocol::{fields, jsonrpc, methods, notifications};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdout};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -208,7 +212,7 @@ impl Channel {
         self.listening = false;
         let frame = wire::daemon_request(
             id,
-            "subscriptions/listen",
+            methods::LISTEN,
             wire::listen_params(),
             &self.client_info,
         );
@@ -220,7 +224,7 @@ impl Channel {
             let id = self.id();
             self.streams[i].request = Some(id);
             let params = self.streams[i].open_params();
-            let frame = wire::daemon_request(id, "events/stream", params, &self.client_info);
+            let frame = wire::daemon_request(id, methods::EVENTS_STREAM, params, &self.client_info);
             self.send_daemon(&frame).await;
         }
     }
@@ -242,7 +246,7 @@ impl Channel {
         for call in pending {
             let frame = wire::error(
                 &call.host_id,
-                wire::INTERNAL,
+                INTERNAL_ERROR,
                 "Tidings restarted during this call; try again in a moment",
             );
             if let Flow::Exit(code) = self.send_host(&frame).await {
@@ -258,19 +262,19 @@ impl Channel {
         }
         match wire::parse_host(line) {
             HostFrame::Request { id, method, params } => match method.as_str() {
-                "initialize" => {
-                    if let Some(info) = params.get("clientInfo").filter(|i| i.is_object()) {
+                methods::INITIALIZE => {
+                    if let Some(info) = params.get(fields::CLIENT_INFO).filter(|i| i.is_object()) {
                         self.client_info = info.clone();
                     }
                     self.send_host(&wire::result(&id, &wire::initialize_result()))
                         .await
                 }
-                "ping" => self.send_host(&wire::result(&id, &json!({}))).await,
-                "tools/list" | "tools/call" => self.forward(id, method, params).await,
+                methods::PING => self.send_host(&wire::result(&id, &json!({}))).await,
+                methods::TOOLS_LIST | methods::TOOLS_CALL => self.forward(id, method, params).await,
                 _ => self.send_host(&wire::not_found(&id, &method)).await,
             },
             HostFrame::Notification { method, params } => match method.as_str() {
-                "notifications/initialized" => {
+                notifications::INITIALIZED => {
                     self.initialized = true;
                     for frame in std::mem::take(&mut self.outbox) {
                         if let Flow::Exit(code) = self.send_host(&frame).await {
@@ -279,8 +283,8 @@ impl Channel {
                     }
                     Flow::Continue
                 }
-                "notifications/cancelled" => {
-                    let host_id = &params["requestId"];
+                notifications::CANCELLED => {
+                    let host_id = &params[fields::REQUEST_ID];
                     let daemon_id = self
                         .pending
                         .iter()
@@ -288,8 +292,11 @@ impl Channel {
                         .map(|(id, _)| *id);
                     if let Some(id) = daemon_id {
                         self.pending.remove(&id);
-                        let frame = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                           "params": {"requestId": id}});
+                        let cancelled = Cancelled {
+                            request_id: id.into(),
+                            reason: None,
+                        };
+                        let frame = jsonrpc::notification(notifications::CANCELLED, cancelled);
                         self.send_daemon(&frame).await;
                     }
                     Flow::Continue
@@ -309,7 +316,7 @@ impl Channel {
         if self.conn.is_none() {
             let frame = wire::error(
                 &host_id,
-                wire::INTERNAL,
+                INTERNAL_ERROR,
                 "Tidings is restarting; try again in a moment",
             );
             return self.send_host(&frame).await;
@@ -327,7 +334,7 @@ impl Channel {
         };
         let params = &frame["params"];
         match frame["method"].as_str() {
-            Some(method) if method.starts_with("notifications/events/") => {
+            Some(method) if notifications::is_events(method) => {
                 let sub = subscription_of(params);
                 match self
                     .streams
@@ -339,8 +346,8 @@ impl Channel {
                 }
             }
             // Progress of a forwarded tidings_wait (the host's token).
-            Some("notifications/progress") => self.send_host(&frame).await,
-            Some("notifications/subscriptions/acknowledged") => {
+            Some(notifications::PROGRESS) => self.send_host(&frame).await,
+            Some(notifications::ACKNOWLEDGED) => {
                 if self.listen.is_some() && self.listen == subscription_of(params) {
                     self.listening = true;
                 }
@@ -348,10 +355,9 @@ impl Channel {
             }
             // A type turned on or off. Bare: the listen's id means nothing to the host, and
             // before its handshake the host lists the tools afresh anyway.
-            Some("notifications/tools/list_changed") => {
+            Some(notifications::TOOLS_LIST_CHANGED) => {
                 if self.initialized {
-                    let frame =
-                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                    let frame = jsonrpc::bare_notification(notifications::TOOLS_LIST_CHANGED);
                     self.send_host(&frame).await
                 } else {
                     Flow::Continue
@@ -368,7 +374,7 @@ impl Channel {
             stream.cursor = Some(cursor.to_owned());
         }
         match method {
-            "notifications/events/active" => {
+            notifications::ACTIVE => {
                 if params["truncated"] == true && stream.confirmed {
                     eprintln!(
                         "tidings-mcp: {}: the store was rebuilt; events in the gap are lost",
@@ -378,7 +384,7 @@ impl Channel {
                 stream.confirmed = true;
                 Flow::Continue
             }
-            "notifications/events/event" => {
+            notifications::EVENT => {
                 let name = stream.name.clone();
                 let id = params["eventId"].as_str().unwrap_or_default();
                 if !self.seen.first_time(&name, id) {
@@ -386,8 +392,7 @@ impl Channel {
                 }
                 match meta::channel_params(params) {
                     Some(channel) => {
-                        let frame = json!({"jsonrpc": "2.0",
-                            "method": "notifications/claude/channel", "params": channel});
+                        let frame = jsonrpc::notification(notifications::CLAUDE_CHANNEL, channel);
                         if self.initialized {
                             self.send_host(&frame).await
                         } else {
@@ -403,13 +408,13 @@ impl Channel {
                     None => Flow::Continue,
                 }
             }
-            "notifications/events/error" | "notifications/events/terminated" => {
+            notifications::ERROR | notifications::TERMINATED => {
                 // The daemon's messages name no path and no sender; safe for the log.
                 let message = params["error"]["message"]
                     .as_str()
                     .unwrap_or("unknown error");
                 eprintln!("tidings-mcp: {}: {message}", stream.name);
-                if method.ends_with("terminated") {
+                if method == notifications::TERMINATED {
                     stream.ended = true;
                     stream.request = None;
                 }
@@ -448,11 +453,11 @@ impl Channel {
         };
         let answer = match (&frame["error"], call.method.as_str()) {
             // A daemon without pull tools: a channel that offers none, not an error.
-            (error, "tools/list") if error["code"] == wire::METHOD_NOT_FOUND => {
+            (error, methods::TOOLS_LIST) if error["code"] == METHOD_NOT_FOUND => {
                 wire::result(&call.host_id, &json!({"tools": []}))
             }
             (Value::Null, _) => wire::result(&call.host_id, &frame["result"]),
-            (error, _) => json!({"jsonrpc": "2.0", "id": call.host_id, "error": error}),
+            (error, _) => jsonrpc::error(call.host_id, error),
         };
         self.send_host(&answer).await
     }
@@ -465,9 +470,9 @@ impl Channel {
         stream.request = None;
         stream.ended = true;
         let message = error["message"].as_str().unwrap_or("refused");
-        let disabled = error["data"]["reason"] == "disabled";
+        let disabled = error["data"][data::REASON] == reason::DISABLED;
         if first_connection && !stream.confirmed && (stream.explicit || !disabled) {
-            let hint = if error["data"]["field"] == "arguments" {
+            let hint = if error["data"][data::FIELD] == "arguments" {
                 "; give the channel --from or --domains, or a --preset that has them"
             } else {
                 ""
@@ -518,7 +523,7 @@ impl Channel {
 
 /// The daemon-side request a notification belongs to.
 fn subscription_of(params: &Value) -> Option<u64> {
-    params["_meta"]["io.modelcontextprotocol/subscriptionId"].as_u64()
+    params[META][SUBSCRIPTION_ID].as_u64()
 }
 
 /// The next line from the daemon; `None` at EOF or on a read error. Never resolves while

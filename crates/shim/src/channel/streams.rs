@@ -5,10 +5,7 @@
 use std::collections::{HashSet, VecDeque};
 
 use serde_json::{Value, json};
-
-/// The request `_meta` key that marks a channel's stream (the daemon's
-/// `events::stream::CHANNEL_META`).
-pub const CHANNEL_META: &str = "dev.tidings/channel";
+use tidings_protocol::meta;
 
 /// How many recent event ids the dedupe window keeps.
 const SEEN_WINDOW: usize = 4096;
@@ -59,7 +56,7 @@ impl Stream {
     /// (`dev.tidings/channel`) so the app lists it as `channel`, not `push`.
     pub fn open_params(&self) -> Value {
         json!({"name": self.name, "arguments": self.arguments, "cursor": self.cursor,
-               "_meta": {CHANNEL_META: true}})
+               meta::KEY: {meta::CHANNEL: true}})
     }
 }
 
@@ -97,7 +94,7 @@ mod tests {
         let s = Stream::new("mail.received", &[], &["acme.com".into()], true);
         assert_eq!(s.arguments, json!({"domains": ["acme.com"]}));
         assert_eq!(s.open_params()["cursor"], Value::Null);
-        assert_eq!(s.open_params()["_meta"][CHANNEL_META], true);
+        assert_eq!(s.open_params()["_meta"]["dev.tidings/channel"], true);
     }
 
     #[test]

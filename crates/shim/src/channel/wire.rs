@@ -2,21 +2,12 @@
 //! gives itself (2025-11-25 era, `claude/channel` capability, -32601 for the rest).
 
 use serde_json::{Value, json};
-
-/// The protocol version a channel is served on: Claude Code does not register a channel
-/// server that negotiated 2026-07-28.
-pub const HOST_PROTOCOL: &str = "2025-11-25";
-/// The version the shim speaks to the daemon.
-pub const DAEMON_PROTOCOL: &str = "2026-07-28";
-
-/// JSON-RPC error codes the shim answers with.
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// A line that is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
-/// A JSON value that is not a request, notification or response.
-pub const INVALID_REQUEST: i64 = -32600;
-/// The daemon is away (restarting) or broke mid-call.
-pub const INTERNAL: i64 = -32603;
+use tidings_protocol::capabilities::{
+    CAPABILITIES, CLAUDE_CHANNEL, EXPERIMENTAL, LIST_CHANGED, SERVER_NAME, TOOLS,
+};
+use tidings_protocol::errors::{ErrorObject, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use tidings_protocol::payloads::{ListChanges, Listen};
+use tidings_protocol::{fields, jsonrpc, meta, methods, versions};
 
 /// Goes into the model's system prompt on hosts that read `instructions`.
 pub const INSTRUCTIONS: &str = "Tidings pushes new Apple Mail and Messages arrivals into this \
@@ -48,7 +39,7 @@ pub enum HostFrame {
     /// A response to something we sent, or anything else without a method: ignored.
     Other,
     /// Not JSON, or not an object: answered with the given error, id null.
-    Invalid(i64, &'static str),
+    Invalid(i32, &'static str),
 }
 
 /// Reads one line from the host.
@@ -69,31 +60,41 @@ pub fn parse_host(line: &str) -> HostFrame {
     }
 }
 
-/// The `initialize` result of a channel.
+/// The `initialize` result of a channel, on [`versions::LEGACY`]: Claude Code does not
+/// register a channel server that negotiated a later revision.
 pub fn initialize_result() -> Value {
     json!({
-        "protocolVersion": HOST_PROTOCOL,
-        "capabilities": {"experimental": {"claude/channel": {}}, "tools": {"listChanged": true}},
-        "serverInfo": {"name": "tidings", "version": env!("CARGO_PKG_VERSION")},
-        "instructions": INSTRUCTIONS,
+        fields::PROTOCOL_VERSION: versions::LEGACY,
+        CAPABILITIES: {EXPERIMENTAL: {CLAUDE_CHANNEL: {}}, TOOLS: {LIST_CHANGED: true}},
+        fields::SERVER_INFO: meta::implementation(SERVER_NAME, env!("CARGO_PKG_VERSION")),
+        fields::INSTRUCTIONS: INSTRUCTIONS,
     })
 }
 
 /// A result frame.
 pub fn result(id: &Value, result: &Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    jsonrpc::result(id, result)
 }
 
 /// An error frame.
-pub fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+pub fn error(id: &Value, code: i32, message: &str) -> Value {
+    let error = ErrorObject {
+        code: code.into(),
+        message: message.to_owned(),
+        data: None,
+    };
+    jsonrpc::error(id, error)
 }
 
 /// The answer to a method the channel does not serve.
 pub fn not_found(id: &Value, method: &str) -> Value {
-    let message = if method == "server/discover" {
-        "server/discover is not served on a Claude Code channel; use initialize (2025-11-25)"
-            .to_owned()
+    let message = if method == methods::DISCOVER {
+        format!(
+            "{} is not served on a Claude Code channel; use {} ({})",
+            methods::DISCOVER,
+            methods::INITIALIZE,
+            versions::LEGACY
+        )
     } else {
         format!("method `{method}` is not served by the Tidings channel")
     };
@@ -108,41 +109,36 @@ pub fn for_daemon(params: Value, client_info: &Value) -> Value {
         Value::Object(map) => map,
         _ => serde_json::Map::new(),
     };
-    let meta = params.entry("_meta").or_insert_with(|| json!({}));
-    if !meta.is_object() {
-        *meta = json!({});
+    let found = params.entry(meta::KEY).or_insert_with(|| json!({}));
+    if !found.is_object() {
+        *found = json!({});
     }
-    let meta = meta.as_object_mut().expect("made an object above");
-    meta.insert(
-        "io.modelcontextprotocol/protocolVersion".into(),
-        DAEMON_PROTOCOL.into(),
-    );
-    meta.insert(
-        "io.modelcontextprotocol/clientCapabilities".into(),
-        json!({}),
-    );
-    meta.insert(
-        "io.modelcontextprotocol/clientInfo".into(),
-        client_info.clone(),
-    );
+    let found = found.as_object_mut().expect("made an object above");
+    found.extend(meta::request(client_info.clone()));
     Value::Object(params)
 }
 
 /// The `clientInfo` the channel announces until the host has sent its own in `initialize`:
 /// the streams and the listen open before the host is answered.
 pub fn own_client_info() -> Value {
-    json!({"name": "tidings-mcp-channel", "version": env!("CARGO_PKG_VERSION")})
+    meta::implementation("tidings-mcp-channel", env!("CARGO_PKG_VERSION"))
 }
 
 /// The `subscriptions/listen` params that ask for `notifications/tools/list_changed`: on
 /// 2026-07-28 the daemon sends it only on such a listen.
 pub fn listen_params() -> Value {
-    json!({"notifications": {"toolsListChanged": true}})
+    Listen {
+        notifications: ListChanges {
+            tools_list_changed: true,
+            ..ListChanges::default()
+        },
+    }
+    .into()
 }
 
 /// A request frame to the daemon.
 pub fn daemon_request(id: u64, method: &str, params: Value, client_info: &Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": for_daemon(params, client_info)})
+    jsonrpc::request(id, method, for_daemon(params, client_info))
 }
 
 #[cfg(test)]
@@ -179,7 +175,7 @@ mod tests {
         assert_eq!(p["_meta"]["progressToken"], 7);
         assert_eq!(
             p["_meta"]["io.modelcontextprotocol/protocolVersion"],
-            DAEMON_PROTOCOL
+            "2026-07-28"
         );
         assert_eq!(
             p["_meta"]["io.modelcontextprotocol/clientInfo"]["name"],

@@ -39,10 +39,8 @@ use crate::state::Mode;
 use args::{CursorArg, PullArgs};
 use cursor::{ConnectionCursors, ToolCursor};
 
-/// The non-blocking tool.
-pub const CHECK: &str = "tidings_check";
-/// The blocking tool.
-pub const WAIT: &str = "tidings_wait";
+/// The non-blocking tool ([`CHECK`]) and the blocking one ([`WAIT`]).
+pub use tidings_protocol::tools::{CHECK, WAIT};
 
 /// The most events one call returns.
 pub const MAX_EVENTS: u32 = 100;
@@ -501,7 +499,7 @@ async fn wait(
                         "progress": ticks,
                         "message": format!("waiting for new events ({} s)", (period * u32::try_from(ticks).unwrap_or(u32::MAX)).as_secs()),
                     });
-                    let note = CustomNotification::new("notifications/progress", Some(params));
+                    let note = CustomNotification::new(tidings_protocol::notifications::PROGRESS, Some(params));
                     if ctx.peer.send_notification(ServerNotification::CustomNotification(note)).await.is_err() {
                         return Ok(None);
                     }
