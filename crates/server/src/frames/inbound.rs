@@ -5,7 +5,7 @@
 //! is wrong, a notification or a response gets nothing), `params` that are not an object
 //! (-32602 with the request's id), and a line over the limit (-32600, with the id found in its
 //! head when there is one). A second stream under a live stream's id is refused by the reader
-//! (`frames.rs`), which owns the reservations.
+//! (`frames/mod.rs`), which owns the reservations.
 
 use rmcp::ErrorData;
 use rmcp::model::{ClientJsonRpcMessage, ErrorCode, JsonRpcMessage, RequestId};
