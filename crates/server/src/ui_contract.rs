@@ -4,6 +4,8 @@
 //! from a demo engine. Each test compares its rendering with the committed file and fails
 //! naming [`BLESS`], the command that rewrites them all (docs/decisions/settings-window.md).
 
+mod fixtures;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
