@@ -1,6 +1,7 @@
 // What the UI tests and the screenshot script share: ui/dist served by a tiny http server on
 // 127.0.0.1:0, Debian's chromium driven by playwright-core, and a page with the fake bridge
-// seeded from the fixtures (a State captured from a real `tidings serve --demo`).
+// seeded from the fixtures (what a demo engine answers, written by a Rust test:
+// crates/server/src/ui_contract/fixtures.rs).
 
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";

@@ -25,6 +25,7 @@ const SUMMARY_ENTRY_CHARS: usize = 40;
 
 /// What an allowlist entry names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum AllowKind {
     /// One e-mail address (`ana@example.org`).

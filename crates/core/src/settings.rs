@@ -69,6 +69,7 @@ impl Default for NotificationSettings {
 
 /// The kinds of notification, each with its own switch in [`NotificationSettings`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum NotificationKind {
     /// A client's first subscription to a type.

@@ -31,6 +31,7 @@ pub const MAX_APP_BACKFILL_DAYS: u32 = 365;
 pub const MAX_PAUSE_MINUTES: u32 = 7 * 24 * 60;
 
 /// The settings window's whole view of the settings.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsView {
@@ -53,16 +54,19 @@ pub struct SettingsView {
 }
 
 /// Start at login, as the window and the menu show it.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoginView {
     /// `enabled`, `requiresApproval` (macOS waits for the user in Login Items) or `disabled`.
+    #[cfg_attr(test, ts(type = r#""enabled" | "requiresApproval" | "disabled""#))]
     pub state: &'static str,
     /// One sentence: what it means, and what to do when it needs something.
     pub text: String,
 }
 
 /// One kind of notification's switch (`[notifications]` in settings.toml).
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotificationSwitch {
@@ -74,6 +78,7 @@ pub struct NotificationSwitch {
 }
 
 /// One event type's settings, with its allowlist in words.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TypeView {
@@ -92,6 +97,7 @@ pub struct TypeView {
 }
 
 /// The HTTP endpoint as configured.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpView {
@@ -105,6 +111,7 @@ pub struct HttpView {
 }
 
 /// The answer to `check_allow_entry`.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AllowCheck {

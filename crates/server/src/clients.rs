@@ -642,6 +642,7 @@ impl Drop for ConnectionCount {
 
 /// One delivery, for the app's Activity list. It names the sender, so it is kept in memory
 /// only and is never part of `State` (which any client may read).
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {

@@ -4,6 +4,8 @@
 //!
 //! Module map (each imports only modules listed after it; docs/architecture.md draws the
 //! tree):
+//! - `ui_contract` (tests only): the settings window's TypeScript types and test fixtures,
+//!   rendered from this crate's types and a demo engine, checked against the committed files.
 //! - [`app`]: what the menu-bar app calls, one function per bridge command, on a [`Handle`]:
 //!   the [`app::SettingsView`], settings changes, pause, the token, the connect snippet.
 //! - [`connect`]: connecting MCP hosts: Tidings' entry written into (or removed from) a
@@ -63,6 +65,8 @@ pub mod notices;
 pub mod socket;
 pub mod state;
 mod sync;
+#[cfg(test)]
+mod ui_contract;
 
 pub use engine::{Config, Handle, StartError, Tidings};
 pub use home::home_relative;

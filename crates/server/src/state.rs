@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use crate::sync::lock;
 
 /// Everything the engine knows that a person or a tool may want to see, as one value.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct State {
@@ -47,6 +48,7 @@ pub struct State {
 }
 
 /// Full Disk Access, as the stores' checks show it (macOS has no API that tells).
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum FullDiskAccess {
@@ -168,6 +170,7 @@ pub fn local_time_of_day(ms: u64) -> String {
 }
 
 /// One event type: whether it is on, who may reach agents through it, and its store.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TypeState {
@@ -184,6 +187,7 @@ pub struct TypeState {
 }
 
 /// How many allowlist entries of each kind are set; never the entries themselves.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AllowlistSummary {
@@ -225,6 +229,7 @@ impl AllowlistSummary {
 }
 
 /// One store: where it is, whether it can be read, and what the engine saw in it.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoreState {
@@ -246,6 +251,7 @@ pub struct StoreState {
 }
 
 /// Whether a store can be read, in the terms its fix is given in.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StoreAccess {
@@ -279,6 +285,7 @@ impl From<StoreErrorKind> for StoreAccess {
 }
 
 /// The loopback HTTP endpoint, as its supervisor reports it.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum HttpEndpointState {
@@ -324,6 +331,7 @@ impl HttpEndpointState {
 }
 
 /// Whether the settings in force are the file's.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum SettingsFileState {
@@ -351,6 +359,7 @@ impl SettingsFileState {
 }
 
 /// How a client is connected.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
@@ -361,6 +370,7 @@ pub enum Transport {
 }
 
 /// One connected client and what it listens to.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientState {
@@ -383,6 +393,7 @@ pub struct ClientState {
 }
 
 /// How a client receives events.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
@@ -397,6 +408,7 @@ pub enum Mode {
 }
 
 /// One subscription of a client.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubscriptionState {

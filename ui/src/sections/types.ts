@@ -5,16 +5,16 @@ import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
 import { h, replaceChildren, setText, uid } from "../dom";
 import { checkSentence, typeLabel } from "../format";
-import type { AllowCheck, SettingsView, TypeSettings } from "../model";
+import type { AllowCheck, SettingsView, TypeView } from "../model";
 import { MAX_BACKFILL_DAYS } from "../model";
 
 interface Card {
-  update(t: TypeSettings): void;
+  update(t: TypeView): void;
 }
 
 function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
   const label = typeLabel(name);
-  const current = (): TypeSettings | undefined => ctx.model.settings?.types.find((t) => t.name === name);
+  const current = (): TypeView | undefined => ctx.model.settings?.types.find((t) => t.name === name);
 
   // The switch.
   const toggleId = uid("toggle");

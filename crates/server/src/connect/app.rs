@@ -11,6 +11,7 @@ use super::{ConnectError, HostStatus, Target, Verification};
 use crate::Handle;
 
 /// One row of the Connect section.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostView {
@@ -24,8 +25,10 @@ pub struct HostView {
 }
 
 /// What Connect or Disconnect did, for the row.
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(test, ts(rename = "ConnectOutcome"))]
 pub struct Outcome {
     /// The file written.
     pub path: PathBuf,

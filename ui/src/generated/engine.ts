@@ -1,0 +1,497 @@
+// Generated from the engine's Rust types by crates/server/src/ui_contract.rs (ts-rs):
+// do not edit. After changing a type the bridge carries, run
+// `TIDINGS_BLESS=1 cargo test -p tidings-server --lib ui_contract`.
+
+/**
+ * Everything the engine knows that a person or a tool may want to see, as one value.
+ */
+export type State = {
+/**
+ * The engine's version.
+ */
+version: string,
+/**
+ * The Unix socket, home-relative; `None` when the engine serves no socket (tests).
+ */
+socket: string | null,
+/**
+ * Open socket connections.
+ */
+connections: number,
+/**
+ * Open long-lived requests (push streams and listens) across all clients.
+ */
+streams: number,
+/**
+ * One entry per event type, in `EventType::ALL` order.
+ */
+types: Array<TypeState>,
+/**
+ * The loopback HTTP endpoint.
+ */
+http: HttpEndpointState,
+/**
+ * Whether `settings.toml` holds the settings in force.
+ */
+settings: SettingsFileState,
+/**
+ * The clients connected now, oldest first.
+ */
+clients: Array<ClientState>,
+/**
+ * Until when every type is paused (ms since the Unix epoch): clients see every type off
+ * while `types` still says what is configured. `None`: not paused.
+ */
+pausedUntilMs: number | null,
+/**
+ * Whether Tidings has Full Disk Access, from the stores' last checks.
+ */
+fullDiskAccess: FullDiskAccess, };
+
+/**
+ * One event type: whether it is on, who may reach agents through it, and its store.
+ */
+export type TypeState = {
+/**
+ * The wire name (`mail.received`).
+ */
+name: string,
+/**
+ * Whether clients may see it.
+ */
+enabled: boolean,
+/**
+ * The sender allowlist, as counts per kind.
+ */
+allowlist: AllowlistSummary,
+/**
+ * The backfill window in days (`0`: off).
+ */
+backfillDays: number,
+/**
+ * The store behind it.
+ */
+store: StoreState, };
+
+/**
+ * How many allowlist entries of each kind are set; never the entries themselves.
+ */
+export type AllowlistSummary = {
+/**
+ * Exact email addresses.
+ */
+addresses: number,
+/**
+ * Exact phone numbers or other handles.
+ */
+handles: number,
+/**
+ * Domains (with their subdomains).
+ */
+domains: number,
+/**
+ * Prefixes (`+1202*`).
+ */
+prefixes: number, };
+
+/**
+ * One store: where it is, whether it can be read, and what the engine saw in it.
+ */
+export type StoreState = {
+/**
+ * The store file, home-relative.
+ */
+path: string,
+/**
+ * Whether it can be read, from the last check (else the last scan).
+ */
+access: StoreAccess,
+/**
+ * The last check's or scan's error message (home-relative), when not `ok`.
+ */
+problem: string | null,
+/**
+ * The last scan's error (a poll or a stream step), home-relative; `None` when the last
+ * scan worked or none ran yet.
+ */
+lastScanError: string | null,
+/**
+ * When the store last changed (ms since the Unix epoch), as seen since start.
+ */
+lastChangeMs: number | null,
+/**
+ * Distinct rows skipped as backfill since start.
+ */
+backfilled: number,
+/**
+ * Rows skipped because they could not be read, since start.
+ */
+unreadableRows: number, };
+
+/**
+ * Whether a store can be read, in the terms its fix is given in.
+ */
+export type StoreAccess = "not_checked" | "ok" | "missing" | "permission_denied" | "schema_problem" | "unreadable";
+
+/**
+ * The loopback HTTP endpoint, as its supervisor reports it.
+ */
+export type HttpEndpointState = { "state": "off" } | { "state": "starting" } | { "state": "serving",
+/**
+ * `http://127.0.0.1:PORT/mcp`.
+ */
+url: string,
+/**
+ * Whether requests need no token (`--demo --no-auth`).
+ */
+no_auth: boolean, } | { "state": "failed",
+/**
+ * The address asked for.
+ */
+listen: string,
+/**
+ * Why (names no secret).
+ */
+error: string, };
+
+/**
+ * Whether the settings in force are the file's.
+ */
+export type SettingsFileState = { "state": "ok" } | { "state": "rejected",
+/**
+ * The line at fault, when known.
+ */
+line: number | null,
+/**
+ * Why, naming the line and the limit, never a value from the file.
+ */
+reason: string, };
+
+/**
+ * One connected client and what it listens to.
+ */
+export type ClientState = {
+/**
+ * The engine's id for it (for `Handle::revoke`); never reused while the engine runs.
+ */
+id: number,
+/**
+ * The name it announced (`clientInfo.name`), cut to 64 characters.
+ */
+name: string | null,
+/**
+ * The version it announced.
+ */
+version: string | null,
+/**
+ * How it is connected.
+ */
+transport: Transport,
+/**
+ * When it connected (ms since the Unix epoch).
+ */
+connectedSinceMs: number,
+/**
+ * Its process id, where the OS tells (socket connections).
+ */
+pid: number | null,
+/**
+ * Whether it was revoked (it gets Forbidden until it reconnects).
+ */
+revoked: boolean,
+/**
+ * Its subscriptions: open streams, and the polls and tool calls it made.
+ */
+subscriptions: Array<SubscriptionState>, };
+
+/**
+ * How a client is connected.
+ */
+export type Transport = "socket" | "http";
+
+/**
+ * One subscription of a client.
+ */
+export type SubscriptionState = {
+/**
+ * The event type's wire name.
+ */
+eventType: string,
+/**
+ * The filter, as the number of values per argument (`{"from": 2}`), never the values.
+ */
+filter: { [key in string]: number },
+/**
+ * How it receives.
+ */
+mode: Mode,
+/**
+ * Events delivered through it.
+ */
+delivered: number,
+/**
+ * When it last delivered (ms since the Unix epoch).
+ */
+lastDeliveryMs: number | null, };
+
+/**
+ * How a client receives events.
+ */
+export type Mode = "push" | "poll" | "tools" | "channel";
+
+/**
+ * Full Disk Access, as the stores' checks show it (macOS has no API that tells).
+ */
+export type FullDiskAccess = { "state": "unknown" } | { "state": "granted" } | { "state": "missing" } | { "state": "stale",
+/**
+ * The version that last had access.
+ */
+last_granted: string, };
+
+/**
+ * The settings window's whole view of the settings.
+ */
+export type SettingsView = {
+/**
+ * One entry per event type, in `EventType::ALL` order.
+ */
+types: Array<TypeView>,
+/**
+ * The loopback HTTP endpoint.
+ */
+http: HttpView,
+/**
+ * Whether the app may show notifications (the master switch).
+ */
+notifications: boolean,
+/**
+ * Each kind's own switch, in `NotificationKind::ALL` order.
+ */
+notificationKinds: Array<NotificationSwitch>,
+/**
+ * Until when every type is paused (ms since the Unix epoch), if paused.
+ */
+pausedUntilMs: number | null,
+/**
+ * Whether the first-run walk-through is still to be shown.
+ */
+firstRun: boolean,
+/**
+ * The JSON to paste into a client's MCP configuration.
+ */
+connectSnippet: string,
+/**
+ * Whether the app starts at login.
+ */
+startAtLogin: LoginView, };
+
+/**
+ * One event type's settings, with its allowlist in words.
+ */
+export type TypeView = {
+/**
+ * The wire name (`mail.received`).
+ */
+name: string,
+/**
+ * Whether it is configured on (a pause does not change this).
+ */
+enabled: boolean,
+/**
+ * The allowlist entries, as settings.toml holds them.
+ */
+allow: Array<string>,
+/**
+ * The backfill window in days (`0`: off).
+ */
+backfillDays: number,
+/**
+ * What an agent can see, in a sentence.
+ */
+reach: string,
+/**
+ * The menu's line under the type: "from acme.com and 2 more".
+ */
+summary: string, };
+
+/**
+ * The HTTP endpoint as configured.
+ */
+export type HttpView = {
+/**
+ * Whether it is on in settings.
+ */
+enabled: boolean,
+/**
+ * The port it listens on.
+ */
+port: number,
+/**
+ * The bearer token, when one is stored; `None` without a token (not made yet, no
+ * keychain, or `--no-auth`).
+ */
+token: string | null, };
+
+/**
+ * One kind of notification's switch (`[notifications]` in settings.toml).
+ */
+export type NotificationSwitch = {
+/**
+ * Its key in `[notifications]`, the name `set_notification_kind` takes
+ * (`first_subscription`).
+ */
+kind: NotificationKind,
+/**
+ * Whether its switch is on (shown only while the master switch is on too).
+ */
+enabled: boolean, };
+
+/**
+ * The kinds of notification, each with its own switch in [`NotificationSettings`].
+ */
+export type NotificationKind = "first_subscription" | "full_disk_access" | "store_rebuilt" | "settings_rejected";
+
+/**
+ * Start at login, as the window and the menu show it.
+ */
+export type LoginView = {
+/**
+ * `enabled`, `requiresApproval` (macOS waits for the user in Login Items) or `disabled`.
+ */
+state: "enabled" | "requiresApproval" | "disabled",
+/**
+ * One sentence: what it means, and what to do when it needs something.
+ */
+text: string, };
+
+/**
+ * The answer to `check_allow_entry`.
+ */
+export type AllowCheck = {
+/**
+ * Whether the entry would be accepted.
+ */
+ok: boolean,
+/**
+ * What it names, when accepted.
+ */
+kind: AllowKind | null,
+/**
+ * Why not, when refused.
+ */
+reason: string | null, };
+
+/**
+ * What an allowlist entry names.
+ */
+export type AllowKind = "address" | "domain" | "phone" | "phone_prefix" | "address_prefix";
+
+/**
+ * One delivery, for the app's Activity list. It names the sender, so it is kept in memory
+ * only and is never part of `State` (which any client may read).
+ */
+export type Delivery = {
+/**
+ * When (ms since the Unix epoch).
+ */
+atMs: number,
+/**
+ * The event type's wire name.
+ */
+eventType: string,
+/**
+ * The client's id (as in `State.clients`).
+ */
+clientId: number,
+/**
+ * The name the client announced.
+ */
+clientName: string | null,
+/**
+ * The sender's address or handle.
+ */
+sender: string, };
+
+/**
+ * One row of the Connect section.
+ */
+export type HostView = {
+/**
+ * The snippet to copy, for the configured mode (else tools); `None` without a shim.
+ */
+snippet: string | null,
+/**
+ * Whether the host runs now (a change needs a restart).
+ */
+running: boolean,
+/**
+ * `claude-code`, ….
+ */
+id: string,
+/**
+ * "Claude Code", ….
+ */
+name: string,
+/**
+ * Its config file.
+ */
+path: string,
+/**
+ * The configured mode (`tools` stands for tools and events), `None` when not
+ * configured.
+ */
+configured: string | null,
+/**
+ * The configured command, when configured.
+ */
+command: string | null,
+/**
+ * Why the config could not be read, if it could not.
+ */
+problem: string | null,
+/**
+ * The modes that apply.
+ */
+modes: Array<string>,
+/**
+ * How many connections announced this host now; `None` when no daemon answered.
+ */
+connected: number | null, };
+
+/**
+ * What Connect or Disconnect did, for the row.
+ */
+export type ConnectOutcome = {
+/**
+ * The file written.
+ */
+path: string,
+/**
+ * The copy of the old file.
+ */
+backup: string | null,
+/**
+ * The restart warning, when the host runs.
+ */
+restart: string | null,
+/**
+ * The check after connecting ("Connected ✓ …" or the failure); `None` after a
+ * disconnect.
+ */
+verification: Verification | null, };
+
+/**
+ * The result of a check.
+ */
+export type Verification = {
+/**
+ * Whether the handshake completed.
+ */
+ok: boolean,
+/**
+ * "Connected ✓ (…)" or the failure.
+ */
+message: string, };
+
+/** The longest backfill window the app offers, in days (`app::MAX_APP_BACKFILL_DAYS`). */
+export const MAX_APP_BACKFILL_DAYS = 365;
