@@ -319,16 +319,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The shared read's hook (`crate::shared`): [`Engine::next`] with no filter (the skip rules
-/// and the backfill guard only), then each event's facts from the same warm store under the
-/// same locks.
+/// The shared read's hook (`shared.rs` builds on it): [`Engine::next`] with no filter (the
+/// skip rules and the backfill guard only), then `mail` or `messages` (whichever store `ty`
+/// names) on the same warm store under the same locks, reading what the caller needs about the
+/// batch's rows.
 impl Engine {
-    pub(crate) fn next_unfiltered(
+    pub(crate) fn next_unfiltered<R>(
         &self,
         ty: EventType,
         after: Cursor,
         max_events: u32,
-    ) -> Result<(Batch, crate::shared::Facts), StoreError> {
+        mail: impl FnOnce(&mut MailStore, &Batch) -> Result<R, StoreError>,
+        messages: impl FnOnce(&mut MessagesStore, &Batch) -> Result<R, StoreError>,
+    ) -> Result<(Batch, R), StoreError> {
         let step = Step {
             name: ty.name(),
             max_events: max_events.max(1) as usize,
@@ -341,16 +344,16 @@ impl Engine {
                 let none = crate::filter::MailFilter::default();
                 in_step(&mut *lock(&self.mail), |s| {
                     let batch = next_on(s, &none, after, &step, &mut backfill)?;
-                    let facts = crate::shared::mail_facts(s, &batch)?;
-                    Ok((batch, facts))
+                    let read = mail(s, &batch)?;
+                    Ok((batch, read))
                 })
             }
             EventType::MessagesReceived => {
                 let none = crate::filter::MessagesFilter::default();
                 in_step(&mut *lock(&self.messages), |s| {
                     let batch = next_on(s, &none, after, &step, &mut backfill)?;
-                    let facts = crate::shared::messages_facts(s, &batch)?;
-                    Ok((batch, facts))
+                    let read = messages(s, &batch)?;
+                    Ok((batch, read))
                 })
             }
         };
