@@ -11,7 +11,8 @@
 //!   crate.
 //! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
 //! - [`allowlist`]: the allowlist in words for the app: entry kinds, checks, reach sentences.
-//! - [`settings`]: what the user decides, saved as TOML: the model, its errors, the file.
+//! - [`settings`]: what the user decides, saved as TOML: the model, its errors, the file's
+//!   text (core writes no file; the caller writes the text it is given).
 //! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
 //!   events.
 //! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.

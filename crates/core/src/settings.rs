@@ -2,8 +2,9 @@
 //!
 //! The model (this file: every default lives in `Default`: both types off, no allowlist, the
 //! loopback HTTP endpoint off), its errors (`settings/error.rs`), the file it is saved in
-//! (`settings/file.rs`: read, parse, save) and the in-place edit that keeps the file's
-//! comments (`settings/edit.rs`).
+//! (`settings/file.rs`: read, parse, the text to write) and the in-place edit that keeps the
+//! file's comments (`settings/edit.rs`). Core never writes the file: the caller writes the
+//! text [`Settings::file_text`] gives it.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;

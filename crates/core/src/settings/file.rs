@@ -1,5 +1,6 @@
 //! The settings file: read (bounded, regular files only), parsed into the model with errors
-//! that name the line, and the text to write back. A file that does not parse is an error that
+//! that name the line, and the text to write back (written by the caller: core writes no
+//! file). A file that does not parse is an error that
 //! names the line, never a silent reset. The file is read only if it is a regular file of at
 //! most [`MAX_SETTINGS_BYTES`], so a FIFO or a huge file cannot wedge a reload.
 
@@ -125,50 +126,31 @@ impl Settings {
         }
     }
 
-    /// Write the defaults, with the comment header, when `path` does not exist yet; true
-    /// when it wrote them (a first run).
-    pub fn create_if_missing(path: &Path) -> Result<bool, SettingsError> {
-        if Settings::read(path)?.is_some() {
-            return Ok(false);
-        }
-        Settings::default().save(path)?;
-        Ok(true)
-    }
-
-    /// Write to `path` atomically (a sibling temp file renamed over it), creating the
-    /// directory. A file that is there and parses is edited in place: only the keys whose
-    /// values changed are rewritten, so its comments, order and formatting survive
-    /// (`settings/edit.rs`). A new file, or one that does not parse (the settings in force
-    /// are the last good ones), is written whole, with the comment header.
-    pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
-        let io = |source| SettingsError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let in_place = Settings::read(path)?
-            .and_then(|bytes| String::from_utf8(bytes).ok())
+    /// The text to write to the settings file so that it holds `self`, given `old`, the bytes
+    /// the file holds now (`None` when there is none). A file that parses is edited in place:
+    /// only the keys whose values changed are rewritten, so its comments, order and formatting
+    /// survive (`settings/edit.rs`). A new file, or one that does not parse (the settings in
+    /// force are then the last good ones), gets the whole text, with the comment header.
+    /// `path` only names the file in the error. Core writes no file: the caller writes this
+    /// text, atomically (`tidings_platform::files::write_atomic`).
+    pub fn file_text(&self, old: Option<&[u8]>, path: &Path) -> Result<String, SettingsError> {
+        let in_place = old
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
             .and_then(|text| {
-                let old = Settings::parse(&text, path).ok()?;
-                edit::edited(&text, &old, self)
+                let was = Settings::parse(text, path).ok()?;
+                edit::edited(text, &was, self)
             });
-        let text = if let Some(text) = in_place {
-            text
-        } else {
-            let body = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
-                path: path.to_owned(),
-                message: e.to_string(),
-                line: None,
-                column: None,
-                reason: e.to_string(),
-            })?;
-            format!("{HEADER}\n{body}")
-        };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+        if let Some(text) = in_place {
+            return Ok(text);
         }
-        let tmp = path.with_extension("toml.tmp");
-        std::fs::write(&tmp, text).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        let body = toml::to_string_pretty(self).map_err(|e| SettingsError::Invalid {
+            path: path.to_owned(),
+            message: e.to_string(),
+            line: None,
+            column: None,
+            reason: e.to_string(),
+        })?;
+        Ok(format!("{HEADER}\n{body}"))
     }
 }
 
@@ -188,7 +170,11 @@ mod tests {
             AllowEntry(SenderPattern::parse_allow("example.com").unwrap()),
             AllowEntry(SenderPattern::parse_allow("+120255501*").unwrap()),
         ];
-        s.save(&path).unwrap();
+        // A new file: the whole text, which reads back as the settings it was made from.
+        let text = s.file_text(None, &path).unwrap();
+        assert!(text.starts_with("# Tidings settings."), "{text}");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
         assert_eq!(Settings::load(&path).unwrap(), s);
     }
 
