@@ -2,9 +2,10 @@
 //!
 //! The model (this file: every default lives in `Default`: both types off, no allowlist, the
 //! loopback HTTP endpoint off), its errors (`settings/error.rs`), the file it is saved in
-//! (`settings/file.rs`: read, parse, the text to write) and the in-place edit that keeps the
-//! file's comments (`settings/edit.rs`). Core never writes the file: the caller writes the
-//! text [`Settings::file_text`] gives it.
+//! (`settings/file.rs`: read, parse, the text to write), the in-place edit that keeps the
+//! file's comments (`settings/edit.rs`) and which changes widen what agents see
+//! (`settings/widen.rs`). Core never writes the file: the caller writes the text
+//! [`Settings::file_text`] gives it.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -17,6 +18,7 @@ use crate::filter::SenderPattern;
 mod edit;
 mod error;
 mod file;
+mod widen;
 
 pub use error::SettingsError;
 
