@@ -1,4 +1,4 @@
-//! Settings parsing (`Settings::parse`) on arbitrary text: never panics, and settings that parse survive a save: printed as `Settings::save` prints them, they
+//! Settings parsing (`Settings::parse`) on arbitrary text: never panics, and settings that parse survive a save: printed as `Settings::file_text` prints a new file, they
 //! parse back to the same settings (an allowlist entry must not change meaning on the way).
 #![no_main]
 

@@ -1,23 +1,25 @@
 //! Tidings' engine: read Apple Mail's and Messages' stores, and answer event subscriptions.
 //!
 //! Synchronous and runtime-free: the server calls it from blocking tasks. Module map, from the
-//! wire inwards:
-//! - [`request`]: `events/poll` / `events/stream` parameters and the checked [`Subscription`].
-//! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
-//! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
+//! top down: each module imports only modules listed after it, so there are no cycles
+//! (`shared` builds on `poll`'s engine, which knows nothing of it).
 //! - [`shared`]: one unfiltered read per change, matched in memory per subscription (fan-out).
-//! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
-//!   events.
+//! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
+//! - [`request`]: `events/poll` / `events/stream` parameters and the checked [`Subscription`].
 //! - `stores` (private): the Envelope Index and chat.db readers, read-only, with their skip
 //!   rules; only [`StorePaths`], [`Stamp`] and the bug report's [`store_profile`] leave the
 //!   crate.
+//! - [`descriptor`]: the `events/list` descriptors (argument and payload schemas).
+//! - [`allowlist`]: the allowlist in words for the app: entry kinds, checks, reach sentences.
+//! - [`settings`]: what the user decides, saved as TOML: the model, its errors, the file's
+//!   text (core writes no file; the caller writes the text it is given).
+//! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
+//!   events.
 //! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.
+//! - [`error`]: store errors and request errors.
 //! - [`filter`]: sender patterns, mailbox references, per-type filters.
 //! - [`event`]: the two event types and the occurrence they produce.
-//! - [`settings`]: what the user decides, saved as TOML.
-//! - [`allowlist`]: the allowlist in words for the app: entry kinds, checks, reach sentences.
 //! - [`dates`], [`text`]: store dates to ISO 8601; untrusted text made safe to pass on.
-//! - [`error`]: store errors and request errors.
 //!
 //! ```no_run
 //! use tidings_core::{Engine, Limits, Settings, StorePaths, Subscription, SubscriptionParams};

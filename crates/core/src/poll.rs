@@ -11,24 +11,30 @@
 //!   events, with `hasMore` when there is more to read;
 //! - a row dated long before it appeared is backfill, not news, and is skipped (see
 //!   [`crate::backfill`]; the window is the caller's, off until set).
+//!
+//! The [`Engine`] holds the stores and takes their locks; the rules on one store are in
+//! `poll/step.rs`, and the result's wire form in `poll/outcome.rs`.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::Serialize;
 use time::OffsetDateTime;
 
 use crate::backfill::Backfill;
-use crate::backfill::dates::{self, Ahead};
 use crate::cursor::Cursor;
-use crate::dates::iso8601;
 use crate::error::{RequestError, StoreError};
-use crate::event::{EventType, Occurrence, object};
+use crate::event::{EventType, Occurrence};
 use crate::request::{Filter, Subscription, SubscriptionParams};
 use crate::stores::mail::MailStore;
 use crate::stores::messages::MessagesStore;
-use crate::stores::{Source, Stamp, StorePaths, Window};
+use crate::stores::{Source, Stamp, StorePaths};
 use crate::text::MAX_QUOTE_CHARS;
+
+mod outcome;
+mod step;
+
+pub use outcome::PollOutcome;
+use step::{Step, in_step, next_on, start_on};
 
 /// Events per call when the client does not say: a poll without `maxEvents`, and each step
 /// of a push stream.
@@ -99,38 +105,6 @@ pub struct Batch {
     pub has_more: bool,
     /// The store was replaced since the cursor: delivery restarts at its head.
     pub truncated: bool,
-}
-
-/// The result of `events/poll`, minus the protocol's `resultType`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PollOutcome {
-    /// The events, possibly none.
-    pub events: Vec<Occurrence>,
-    /// The position after them.
-    pub cursor: String,
-    /// Events were skipped (gap or floor).
-    pub truncated: bool,
-    /// Poll again at once.
-    pub has_more: bool,
-    /// Recommended wait before the next poll.
-    pub next_poll_ms: u64,
-}
-
-impl From<PollOutcome> for serde_json::Value {
-    /// The wire form `Serialize` writes, its events moved in rather than copied (see
-    /// `From<Occurrence>`).
-    fn from(p: PollOutcome) -> Self {
-        use serde_json::Value;
-        let events: Vec<Value> = p.events.into_iter().map(Value::from).collect();
-        object([
-            ("events", events.into()),
-            ("cursor", p.cursor.into()),
-            ("truncated", p.truncated.into()),
-            ("hasMore", p.has_more.into()),
-            ("nextPollMs", p.next_poll_ms.into()),
-        ])
-    }
 }
 
 /// The stores, kept warm, and the rules for reading them.
@@ -345,213 +319,19 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn head(stamp: &Stamp) -> Cursor {
-    Cursor {
-        identity: stamp.identity,
-        rowid: stamp.head,
-    }
-}
-
-fn start_on<S: Source>(
-    s: &mut S,
-    cursor: Option<Cursor>,
-    max_age_ms: Option<u64>,
-    now: OffsetDateTime,
-) -> Result<Start, StoreError> {
-    let stamp = s.stamp()?;
-    let Some(c) = cursor else {
-        return Ok(Start {
-            cursor: head(&stamp),
-            truncated: false,
-            bootstrap: true,
-        });
-    };
-    if !c.is_in(stamp.identity) || c.rowid > stamp.head {
-        return Ok(Start {
-            cursor: head(&stamp),
-            truncated: true,
-            bootstrap: false,
-        });
-    }
-    // A floor before the representable past (a huge `maxAgeMs`) skips nothing.
-    let floor = max_age_ms
-        .and_then(|age| now.checked_sub(time::Duration::milliseconds(age.try_into().ok()?)));
-    if let Some(floor) = floor {
-        // Every row before the first one dated at or after the floor is skipped.
-        let floor_pos = match s.seek(floor)? {
-            Some(first) => first - 1,
-            None => stamp.head,
-        };
-        if floor_pos > c.rowid {
-            let cursor = Cursor {
-                identity: stamp.identity,
-                rowid: floor_pos,
-            };
-            return Ok(Start {
-                cursor,
-                truncated: true,
-                bootstrap: false,
-            });
-        }
-    }
-    // The file's full identity from now on: a `v1` cursor (no birth time) comes back as `v2`.
-    Ok(Start {
-        cursor: Cursor {
-            identity: stamp.identity,
-            rowid: c.rowid,
-        },
-        truncated: false,
-        bootstrap: false,
-    })
-}
-
-struct Step {
-    name: &'static str,
-    max_events: usize,
-    scan_rows: i64,
-    now: OffsetDateTime,
-}
-
-/// The ROWIDs among `found` (the rows of `(after, last]` a scan picked, with their own dates)
-/// that are backfill, in order. The store's other dates come from SQL aggregates over ROWID
-/// ranges ([`Source::newest`]), not from a walk of every row into Rust (a filtered catch-up
-/// picks a few rows in thousands), by chunks of the window where that settles the verdicts
-/// ([`crate::backfill::dates`]).
-fn judge_backfill<S: Source>(
-    s: &mut S,
-    backfill: &mut Backfill,
-    found: &[(i64, Option<OffsetDateTime>)],
-    after: i64,
-    last: i64,
-    step: &Step,
-    ahead: Option<Ahead>,
-) -> Result<Vec<i64>, StoreError> {
-    let dates = dates::read(backfill, found, after, last, step.now, ahead, |ranges| {
-        s.newest(ranges)
-    })?;
-    Ok(backfill.judge(
-        &dates.judged,
-        dates.seed,
-        dates.newest,
-        after,
-        last,
-        step.now,
-        step.name,
-    ))
-}
-
-/// `read` as one engine step on `s`: its calls after the stamp share the stamp's look at the
-/// file (`StoreHandle::begin_read`).
-fn in_step<S: Source, R>(s: &mut S, read: impl FnOnce(&mut S) -> R) -> R {
-    s.begin_read();
-    let out = read(s);
-    s.end_read();
-    out
-}
-
-fn next_on<S: Source>(
-    s: &mut S,
-    filter: &S::Filter,
-    after: Cursor,
-    step: &Step,
-    backfill: &mut Backfill,
-) -> Result<Batch, StoreError> {
-    let mut stamp = s.stamp()?;
-    backfill.observe(stamp.identity, stamp.head, step.now);
-    let gap = |stamp: &Stamp| Batch {
-        events: Vec::new(),
-        cursor: head(stamp),
-        has_more: false,
-        truncated: true,
-    };
-    if !after.is_in(stamp.identity) || after.rowid > stamp.head {
-        return Ok(gap(&stamp));
-    }
-    let upto = stamp.head.min(after.rowid.saturating_add(step.scan_rows));
-    if upto <= after.rowid {
-        return Ok(Batch {
-            events: Vec::new(),
-            cursor: Cursor {
-                identity: stamp.identity,
-                rowid: after.rowid,
-            },
-            has_more: false,
-            truncated: false,
-        });
-    }
-    // Ask for one more than we return, to know whether the window holds more matches.
-    let window = Window {
-        after: after.rowid,
-        upto,
-        limit: step.max_events + 1,
-    };
-    // A wide window of rows that were already there: the guard's chunks are read beside the
-    // scan, on a second connection, rather than after it.
-    let (scan, ahead) =
-        if backfill.reads_store_dates(after.rowid) && upto - after.rowid >= dates::AHEAD_MIN_ROWS {
-            let ranges = dates::ahead(after.rowid, upto);
-            let (scan, dates) = s.scan_beside(filter, window, &ranges)?;
-            (scan, dates.map(|dates| Ahead { ranges, dates }))
-        } else {
-            (s.scan(filter, window)?, None)
-        };
-    if scan.identity != stamp.identity {
-        // Replaced between the stamp and the scan: what we read belongs to the new file.
-        stamp = s.stamp()?;
-        return Ok(gap(&stamp));
-    }
-    let mut found = scan.found;
-    let (last, has_more) = if found.len() > step.max_events {
-        found.truncate(step.max_events);
-        (found.last().map_or(upto, |f| f.rowid), true)
-    } else {
-        (upto, upto < stamp.head)
-    };
-    // Backfilled rows are not events: skipped like tapbacks, never a gap (`truncated`).
-    if backfill.is_on() {
-        let dated: Vec<_> = found.iter().map(|f| (f.rowid, f.date)).collect();
-        let skip = match backfill.judge_seen(&dated, after.rowid, last, step.now, step.name) {
-            Some(skip) => skip,
-            None => judge_backfill(s, backfill, &dated, after.rowid, last, step, ahead)?,
-        };
-        found.retain(|f| skip.binary_search(&f.rowid).is_err());
-    }
-    let events = found
-        .into_iter()
-        .map(|f| Occurrence {
-            event_id: f.event_id,
-            name: step.name,
-            // A row with no date is stamped with the time we saw it; its payload date stays null.
-            timestamp: iso8601(f.date.unwrap_or(step.now)),
-            data: f.data,
-            cursor: Cursor {
-                identity: stamp.identity,
-                rowid: f.rowid,
-            }
-            .to_string(),
-        })
-        .collect();
-    Ok(Batch {
-        events,
-        cursor: Cursor {
-            identity: stamp.identity,
-            rowid: last,
-        },
-        has_more,
-        truncated: false,
-    })
-}
-
-/// The shared read's hook (`crate::shared`): [`Engine::next`] with no filter (the skip rules
-/// and the backfill guard only), then each event's facts from the same warm store under the
-/// same locks.
+/// The shared read's hook (`shared.rs` builds on it): [`Engine::next`] with no filter (the
+/// skip rules and the backfill guard only), then `mail` or `messages` (whichever store `ty`
+/// names) on the same warm store under the same locks, reading what the caller needs about the
+/// batch's rows.
 impl Engine {
-    pub(crate) fn next_unfiltered(
+    pub(crate) fn next_unfiltered<R>(
         &self,
         ty: EventType,
         after: Cursor,
         max_events: u32,
-    ) -> Result<(Batch, crate::shared::Facts), StoreError> {
+        mail: impl FnOnce(&mut MailStore, &Batch) -> Result<R, StoreError>,
+        messages: impl FnOnce(&mut MessagesStore, &Batch) -> Result<R, StoreError>,
+    ) -> Result<(Batch, R), StoreError> {
         let step = Step {
             name: ty.name(),
             max_events: max_events.max(1) as usize,
@@ -564,67 +344,20 @@ impl Engine {
                 let none = crate::filter::MailFilter::default();
                 in_step(&mut *lock(&self.mail), |s| {
                     let batch = next_on(s, &none, after, &step, &mut backfill)?;
-                    let facts = crate::shared::mail_facts(s, &batch)?;
-                    Ok((batch, facts))
+                    let read = mail(s, &batch)?;
+                    Ok((batch, read))
                 })
             }
             EventType::MessagesReceived => {
                 let none = crate::filter::MessagesFilter::default();
                 in_step(&mut *lock(&self.messages), |s| {
                     let batch = next_on(s, &none, after, &step, &mut backfill)?;
-                    let facts = crate::shared::messages_facts(s, &batch)?;
-                    Ok((batch, facts))
+                    let read = messages(s, &batch)?;
+                    Ok((batch, read))
                 })
             }
         };
         *lock(self.scan_error_slot(ty)) = result.as_ref().err().map(ToString::to_string);
         result
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::{Value, json};
-
-    use super::*;
-
-    /// The moved wire form is exactly what `Serialize` writes (a field added to either struct
-    /// and not to its `From` fails here).
-    #[test]
-    fn a_poll_outcome_moved_into_json_is_what_serialize_writes() {
-        let event = |id: &str, data: Value| Occurrence {
-            event_id: id.into(),
-            name: "mail.received",
-            timestamp: "2026-12-01T14:00:00Z".into(),
-            data,
-            cursor: format!("v2.1-2-3.{id}"),
-        };
-        let outcome = PollOutcome {
-            events: vec![
-                event(
-                    "7",
-                    json!({"from": {"address": "ana@example.com", "name": null}}),
-                ),
-                event("9", json!({"subject": "\"quoted\" \u{1F600}", "to": []})),
-            ],
-            cursor: "v2.1-2-3.9".into(),
-            truncated: true,
-            has_more: false,
-            next_poll_ms: 5000,
-        };
-        assert_eq!(
-            Value::from(outcome.clone()),
-            serde_json::to_value(&outcome).unwrap()
-        );
-        let empty = PollOutcome {
-            events: Vec::new(),
-            has_more: true,
-            truncated: false,
-            ..outcome
-        };
-        assert_eq!(
-            Value::from(empty.clone()),
-            serde_json::to_value(&empty).unwrap()
-        );
     }
 }

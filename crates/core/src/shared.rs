@@ -86,7 +86,8 @@ impl Engine {
     /// needs to pick its own from them ([`Shared::batch_for`]). Bounded as [`Engine::next`]
     /// is: at most `Limits::scan_rows` ROWIDs examined and [`SHARED_MAX_EVENTS`] events.
     pub fn read_shared(&self, ty: EventType, after: Cursor) -> Result<Shared, StoreError> {
-        let (batch, facts) = self.next_unfiltered(ty, after, SHARED_MAX_EVENTS)?;
+        let (batch, facts) =
+            self.next_unfiltered(ty, after, SHARED_MAX_EVENTS, mail_facts, messages_facts)?;
         Ok(Shared {
             event_type: ty,
             after,
@@ -367,7 +368,7 @@ fn handle_text(row: &rusqlite::Row<'_>, idx: usize) -> rusqlite::Result<Option<S
 }
 
 /// The facts of a mail batch's events.
-pub(crate) fn mail_facts(store: &mut MailStore, batch: &Batch) -> Result<Facts, StoreError> {
+fn mail_facts(store: &mut MailStore, batch: &Batch) -> Result<Facts, StoreError> {
     let ids = rowids(batch);
     if batch.truncated || ids.is_empty() {
         return Ok(Facts::empty(batch));
@@ -448,10 +449,7 @@ fn mail_row(conn: &Connection, labels: bool, rowid: i64) -> rusqlite::Result<Row
 }
 
 /// The facts of a Messages batch's events.
-pub(crate) fn messages_facts(
-    store: &mut MessagesStore,
-    batch: &Batch,
-) -> Result<Facts, StoreError> {
+fn messages_facts(store: &mut MessagesStore, batch: &Batch) -> Result<Facts, StoreError> {
     let ids = rowids(batch);
     if batch.truncated || ids.is_empty() {
         return Ok(Facts::empty(batch));

@@ -430,7 +430,7 @@ impl Daemon {
         let _guard = lock(&self.inner.settings_lock);
         let mut next = self.settings();
         f(&mut next);
-        next.save(&self.inner.settings_path)?;
+        crate::settings_file::save(&next, &self.inner.settings_path)?;
         // The file now holds good settings, whatever it held before.
         self.apply_locked(next);
         Ok(())

@@ -207,7 +207,7 @@ impl Tidings {
                 };
                 let listener = SocketListener::bind(&path)?;
                 // A first run leaves a commented file to edit, with everything off.
-                let created = Settings::create_if_missing(&settings)?;
+                let created = crate::settings_file::create_if_missing(&settings)?;
                 if created {
                     tracing::info!(settings = %settings.display(), "wrote the default settings");
                 }

@@ -42,6 +42,7 @@
 //!   beside the extension on `server/discover`, for clients of the extension's earlier draft.
 //! - [`limits`]: stream caps and frame size limits.
 //! - `home`: paths shown to clients with the home directory as `~`.
+//! - [`settings_file`]: `settings.toml` written: core's text, the platform's atomic write.
 
 pub mod app;
 pub mod clients;
@@ -62,6 +63,7 @@ pub mod listen_alias;
 pub mod logfile;
 pub mod logfilter;
 pub mod notices;
+pub mod settings_file;
 pub mod socket;
 pub mod state;
 mod sync;

@@ -170,24 +170,25 @@ listen = \"127.0.0.1:3917\"
     }
 
     #[test]
-    fn save_edits_a_file_that_parses_and_rewrites_one_that_does_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.toml");
-        std::fs::write(&path, COMMENTED).unwrap();
-        let mut settings = Settings::load(&path).unwrap();
+    fn the_file_text_edits_a_file_that_parses_and_rewrites_one_that_does_not() {
+        let path = Path::new("settings.toml");
+        let mut settings = parse(COMMENTED);
         settings.messages.enabled = true;
-        settings.save(&path).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = settings
+            .file_text(Some(COMMENTED.as_bytes()), path)
+            .unwrap();
         for comment in comments(COMMENTED) {
             assert!(text.contains(comment), "lost {comment:?}:\n{text}");
         }
-        assert_eq!(Settings::load(&path).unwrap(), settings);
+        assert_eq!(parse(&text), settings);
         // A file that does not parse holds nothing to keep: written whole, with the header.
-        std::fs::write(&path, "[mail\n").unwrap();
-        settings.save(&path).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = settings.file_text(Some(b"[mail\n"), path).unwrap();
         assert!(text.starts_with("# Tidings settings."), "{text}");
-        assert_eq!(Settings::load(&path).unwrap(), settings);
+        assert_eq!(parse(&text), settings);
+        // Nor does one that is not UTF-8.
+        let text = settings.file_text(Some(b"[mail]\xff\n"), path).unwrap();
+        assert!(text.starts_with("# Tidings settings."), "{text}");
+        assert_eq!(parse(&text), settings);
     }
 
     #[test]

@@ -195,12 +195,7 @@ impl DemoHome {
         if !settings.exists() {
             // Validate before writing, so a bad edit to DEMO_SETTINGS fails loudly here.
             Settings::parse(DEMO_SETTINGS, &settings)?;
-            std::fs::write(&settings, DEMO_SETTINGS).map_err(|source| {
-                tidings_core::settings::SettingsError::Io {
-                    path: settings.clone(),
-                    source,
-                }
-            })?;
+            crate::settings_file::write(&settings, DEMO_SETTINGS)?;
         }
         Ok(layout)
     }
@@ -266,7 +261,7 @@ mod tests {
         ) -> Result<(), tidings_core::settings::SettingsError> {
             let mut settings = Settings::load(&self.0)?;
             change(&mut settings);
-            settings.save(&self.0)
+            crate::settings_file::save(&settings, &self.0)
         }
     }
 

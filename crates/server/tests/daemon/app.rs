@@ -1,9 +1,9 @@
 //! The app's commands (`tidings_server::app`) on a real engine over demo stores: pause all
 //! ends a live stream as a type turned off would and empties `events/list` until resume or
-//! the pause's end; settings changes are validated, saved and shown; the token rotates in the
-//! endpoint's keychain.
+//! the pause's end; settings changes are validated, saved and shown, and every command keeps
+//! every comment of a hand-kept settings file; the token rotates in the endpoint's keychain.
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -419,6 +419,153 @@ fn activity_is_newest_first_and_revoking_a_gone_client_names_it() {
     assert!(app::activity(&handle).is_empty());
     let err = app::revoke_client(&handle, 9_999).unwrap_err().to_string();
     assert!(err.contains("no client 9999 is connected"), "{err}");
+    handle.shutdown();
+    rt.block_on(async { tokio::time::timeout(WAIT, handle.join()).await })
+        .expect("join within the bound")
+        .unwrap();
+}
+
+/// A settings.toml as a user keeps it by hand: comments above, beside and below the keys of
+/// every table the app edits, and at the end.
+const HAND_KEPT: &str = "\
+# My Tidings settings, kept by hand and changed from the menu too.
+
+# Mail: work only.
+[mail]
+enabled = true   # on since March
+# Acme and my accountant.
+allow = [\"example.com\", \"ana@example.org\"]  # keep this short
+backfill_days = 7  # the default, written out
+
+[messages]
+# Family only.
+enabled = true
+allow = [\"+120255501*\"]  # the family's phones
+
+# The endpoint, for my scripts.
+[http]
+enabled = false  # off unless I need it
+listen = \"127.0.0.1:3917\"  # the usual port
+
+[notifications]
+# Tell me when something needs me.
+enabled = true
+store_rebuilt = true  # Mail re-indexes now and then
+
+# The end.
+";
+
+/// Every comment of [`HAND_KEPT`] is still in the file, and the file holds the settings in
+/// force; `what` is the command that just ran.
+fn assert_kept(handle: &Handle, what: &str) {
+    let text = std::fs::read_to_string(handle.settings_path()).unwrap();
+    let comments: Vec<&str> = HAND_KEPT
+        .lines()
+        .filter_map(|l| l.find('#').map(|at| &l[at..]))
+        .collect();
+    assert_eq!(comments.len(), 14);
+    for comment in comments {
+        assert!(text.contains(comment), "{what} lost {comment:?}:\n{text}");
+    }
+    assert_eq!(
+        tidings_core::Settings::load(handle.settings_path()).unwrap(),
+        handle.settings(),
+        "{what}: the file holds the settings in force:\n{text}"
+    );
+}
+
+#[test]
+fn every_app_command_keeps_every_comment_of_a_hand_kept_file() {
+    let rt = runtime();
+    let tmp = tempdir();
+    let demo = tmp.path().join("demo");
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&demo)
+        .unwrap();
+    std::fs::write(demo.join("settings.toml"), HAND_KEPT).unwrap();
+    let handle = start(&rt, tmp.path(), KeyringKeychain::mock(SERVICE));
+    let kept = |what: &str| assert_kept(&handle, what);
+    kept("the start");
+    let (mail, messages) = ("mail.received", "messages.received");
+    let entries = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    // A free port for the endpoint to move to (the command succeeds whether or not the
+    // endpoint can bind it).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+
+    for (ty, on) in [
+        (mail, false),
+        (messages, false),
+        (mail, true),
+        (messages, true),
+    ] {
+        rt.block_on(app::set_type_enabled(&handle, ty, on)).unwrap();
+        kept(&format!("set_type_enabled {ty} {on}"));
+    }
+    let allow = [
+        (
+            mail,
+            entries(&["example.com", "ana@example.org", "bob@example.net"]),
+        ),
+        (mail, entries(&["example.com"])),
+        (messages, Vec::new()),
+        (messages, entries(&["+120255501*", "+12025550143"])),
+    ];
+    for (ty, list) in allow {
+        let view = rt.block_on(app::set_allowlist(&handle, ty, &list)).unwrap();
+        let i = usize::from(ty == messages);
+        assert_eq!(view.types[i].allow, list);
+        kept(&format!("set_allowlist {ty} {list:?}"));
+    }
+    for (ty, days) in [(mail, 30), (messages, 0), (mail, 7)] {
+        rt.block_on(app::set_backfill_days(&handle, ty, days))
+            .unwrap();
+        kept(&format!("set_backfill_days {ty} {days}"));
+    }
+    for (on, port) in [(true, port), (false, port), (false, 3917)] {
+        rt.block_on(app::set_http(&handle, on, port)).unwrap();
+        kept(&format!("set_http {on} {port}"));
+    }
+    for on in [false, true] {
+        rt.block_on(app::set_notifications(&handle, on)).unwrap();
+        kept(&format!("set_notifications {on}"));
+    }
+    for kind in [
+        "first_subscription",
+        "full_disk_access",
+        "store_rebuilt",
+        "settings_rejected",
+    ] {
+        for on in [false, true] {
+            rt.block_on(app::set_notification_kind(&handle, kind, on))
+                .unwrap();
+            kept(&format!("set_notification_kind {kind} {on}"));
+        }
+    }
+    rt.block_on(app::pause_all(&handle, 60)).unwrap();
+    kept("pause_all");
+    rt.block_on(app::resume_all(&handle));
+    kept("resume_all");
+    rt.block_on(app::rotate_http_token(&handle)).unwrap();
+    kept("rotate_http_token");
+    app::finish_first_run(&handle);
+    kept("finish_first_run");
+
+    // Every change is in the file, as a restart would read it.
+    let saved = tidings_core::Settings::load(handle.settings_path()).unwrap();
+    assert!(saved.mail.enabled && saved.messages.enabled);
+    assert_eq!(saved.mail.allow.len(), 1);
+    assert_eq!(saved.messages.allow.len(), 2);
+    assert_eq!(
+        (saved.mail.backfill_days, saved.messages.backfill_days),
+        (7, 0)
+    );
+    assert!(!saved.http.enabled && saved.http.listen.port() == 3917);
+    assert!(saved.notifications.enabled && saved.notifications.settings_rejected);
     handle.shutdown();
     rt.block_on(async { tokio::time::timeout(WAIT, handle.join()).await })
         .expect("join within the bound")

@@ -152,7 +152,7 @@ async fn a_malformed_settings_edit_keeps_the_last_good_settings() {
     // A good edit after it still applies.
     let mut good = h.daemon.settings();
     good.messages.enabled = false;
-    good.save(&h.settings_path).unwrap();
+    crate::settings_file::save(&good, &h.settings_path).unwrap();
     h.until_daemon("the good edit to apply", |d| !d.settings().messages.enabled)
         .await;
     assert!(h.daemon.settings().mail.enabled);

@@ -61,7 +61,7 @@ async fn an_invalid_file_shows_in_status_until_fixed() {
     );
     let mut good = h.daemon.settings();
     good.messages.enabled = false;
-    good.save(&h.settings_path).unwrap();
+    crate::settings_file::save(&good, &h.settings_path).unwrap();
     h.until("the fix to clear it", |s| s.settings.describe() == "ok")
         .await;
     assert!(!h.daemon.settings().messages.enabled);

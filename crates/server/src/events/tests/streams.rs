@@ -351,7 +351,7 @@ async fn a_file_edit_applies_live() {
     c.note_of(id, "notifications/events/active").await;
     let mut s = h.daemon.settings();
     s.mail.enabled = false;
-    s.save(&h.settings_path).unwrap();
+    crate::settings_file::save(&s, &h.settings_path).unwrap();
     let t = c.note_of(id, "notifications/events/terminated").await;
     assert_eq!(t["params"]["error"]["code"], -32023);
 }

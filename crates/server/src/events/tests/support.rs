@@ -87,7 +87,7 @@ impl Harness {
         s.mail.backfill_days = 0;
         s.messages.backfill_days = 0;
         settings(&mut s);
-        s.save(&settings_path).unwrap();
+        crate::settings_file::save(&s, &settings_path).unwrap();
         let daemon = Daemon::start(DaemonConfig {
             store_paths: StorePaths::for_home(&home.root),
             settings_path: settings_path.clone(),

@@ -123,8 +123,8 @@ impl Daemon {
         self.dir.join("settings.toml")
     }
 
-    /// Replaces settings.toml atomically (a temp file renamed over it), as editors and
-    /// `Settings::save` do.
+    /// Replaces settings.toml atomically (a temp file renamed over it), as editors and the
+    /// daemon's own saves (`settings_file::save`) do.
     pub fn write_settings(&self, text: &str) {
         let tmp = self.dir.join("settings.toml.edit");
         std::fs::write(&tmp, text).unwrap();

@@ -1,0 +1,233 @@
+//! Which settings changes widen what agents can see: the daemon's settings watcher holds a
+//! hand edit that widens for longer than one that only narrows (docs/security.md, "Hand-edited
+//! or half-written settings"), so a write cut off halfway does not open anything.
+//!
+//! The rule is conservative: anything not known to narrow counts as widening, and each field
+//! is named below, so a new field does not compile until someone decides which way it goes.
+
+use super::{EventSettings, HttpSettings, Settings};
+
+impl Settings {
+    /// Whether `self` lets agents see anything `applied` does not. A type or the HTTP
+    /// endpoint that is off in `self` shows agents nothing, so it never widens. One that is
+    /// on widens when it was off, and, when it was on, when: its allowlist is emptied, or
+    /// gains an entry it did not hold (unless it was empty, which is no allowlist at all); its
+    /// `backfill_days` is raised or set to 0 (the guard off); the endpoint moves (`listen`)
+    /// or allows a browser origin it did not. Channel presets and notification switches
+    /// never widen through the daemon: the channel reads its preset from the file when it
+    /// starts, and notifications reach the user only.
+    pub fn widens(&self, applied: &Settings) -> bool {
+        let Settings {
+            mail,
+            messages,
+            http,
+            channel: _,
+            notifications: _,
+        } = self;
+        type_widens(mail, &applied.mail)
+            || type_widens(messages, &applied.messages)
+            || http_widens(http, &applied.http)
+    }
+}
+
+fn type_widens(new: &EventSettings, old: &EventSettings) -> bool {
+    let EventSettings {
+        enabled,
+        allow,
+        backfill_days,
+    } = new;
+    if !enabled {
+        return false;
+    }
+    if !old.enabled {
+        return true;
+    }
+    // An empty allowlist is no allowlist: whatever sender a client names passes.
+    let allow_widens = if allow.is_empty() {
+        !old.allow.is_empty()
+    } else {
+        !old.allow.is_empty() && allow.iter().any(|e| !old.allow.contains(e))
+    };
+    allow_widens || window(*backfill_days) > window(old.backfill_days)
+}
+
+/// The backfill window in days, 0 (the guard off) as wider than any.
+fn window(days: u32) -> u64 {
+    if days == 0 { u64::MAX } else { u64::from(days) }
+}
+
+fn http_widens(new: &HttpSettings, old: &HttpSettings) -> bool {
+    let HttpSettings {
+        enabled,
+        listen,
+        allowed_origins,
+    } = new;
+    *enabled
+        && (!old.enabled
+            || *listen != old.listen
+            || allowed_origins
+                .iter()
+                .any(|o| !old.allowed_origins.contains(o)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::settings::{ChannelPreset, NotificationKind};
+
+    fn parse(text: &str) -> Settings {
+        Settings::parse(text, Path::new("settings.toml")).unwrap()
+    }
+
+    /// Mail on for two senders, messages on without an allowlist, the endpoint on.
+    const APPLIED: &str = "\
+[mail]
+enabled = true
+allow = [\"acme.com\", \"ana@example.org\"]
+
+[messages]
+enabled = true
+backfill_days = 7
+
+[http]
+enabled = true
+listen = \"127.0.0.1:3917\"
+allowed_origins = [\"http://localhost:5173\"]
+";
+
+    /// `APPLIED` with `change` made.
+    fn changed(change: impl FnOnce(&mut Settings)) -> Settings {
+        let mut s = parse(APPLIED);
+        change(&mut s);
+        s
+    }
+
+    fn entry(text: &str) -> crate::settings::AllowEntry {
+        crate::settings::AllowEntry(crate::filter::SenderPattern::parse_allow(text).unwrap())
+    }
+
+    #[test]
+    fn what_opens_anything_widens() {
+        let applied = parse(APPLIED);
+        // (what, the settings in force, the candidate)
+        let wider: Vec<(&str, Settings, Settings)> = vec![
+            (
+                "a type turned on",
+                changed(|s| s.mail.enabled = false),
+                applied.clone(),
+            ),
+            (
+                "http turned on",
+                changed(|s| s.http.enabled = false),
+                applied.clone(),
+            ),
+            (
+                "an allowlist emptied",
+                applied.clone(),
+                changed(|s| s.mail.allow.clear()),
+            ),
+            (
+                "an entry added",
+                applied.clone(),
+                changed(|s| s.mail.allow.push(entry("bob@example.net"))),
+            ),
+            (
+                "an entry swapped for another",
+                applied.clone(),
+                changed(|s| s.mail.allow[1] = entry("example.org")),
+            ),
+            (
+                "backfill longer",
+                applied.clone(),
+                changed(|s| s.messages.backfill_days = 30),
+            ),
+            (
+                "backfill off",
+                applied.clone(),
+                changed(|s| s.messages.backfill_days = 0),
+            ),
+            (
+                "http moved",
+                applied.clone(),
+                changed(|s| s.http.listen.set_port(4000)),
+            ),
+            (
+                "an origin added",
+                applied.clone(),
+                changed(|s| s.http.allowed_origins.push("http://evil.test".into())),
+            ),
+            (
+                "a half-written file: the allowlist not yet there",
+                applied.clone(),
+                parse("[mail]\nenabled = true\n"),
+            ),
+        ];
+        for (what, before, after) in wider {
+            assert!(after.widens(&before), "{what}");
+        }
+    }
+
+    #[test]
+    fn what_only_closes_or_reaches_no_agent_does_not() {
+        let applied = parse(APPLIED);
+        let narrower: Vec<(&str, Settings)> = vec![
+            ("nothing changed", applied.clone()),
+            ("a type turned off", changed(|s| s.mail.enabled = false)),
+            (
+                "a type turned off, its allowlist emptied",
+                changed(|s| {
+                    s.mail.enabled = false;
+                    s.mail.allow.clear();
+                }),
+            ),
+            ("an entry removed", changed(|s| s.mail.allow.truncate(1))),
+            (
+                "an allowlist where there was none",
+                changed(|s| s.messages.allow.push(entry("+120255501*"))),
+            ),
+            (
+                "backfill shorter",
+                changed(|s| s.messages.backfill_days = 1),
+            ),
+            ("http off", changed(|s| s.http.enabled = false)),
+            (
+                "http off, moved, an origin added",
+                changed(|s| {
+                    s.http.enabled = false;
+                    s.http.listen.set_port(4000);
+                    s.http.allowed_origins.push("http://evil.test".into());
+                }),
+            ),
+            (
+                "an origin removed",
+                changed(|s| s.http.allowed_origins.clear()),
+            ),
+            (
+                "notifications",
+                changed(|s| {
+                    s.notifications.enabled = false;
+                    *s.notifications.switch_mut(NotificationKind::StoreRebuilt) = false;
+                }),
+            ),
+            (
+                "a channel preset",
+                changed(|s| {
+                    s.channel
+                        .presets
+                        .insert("work".into(), ChannelPreset::default());
+                }),
+            ),
+            // The defaults (an empty file, the moment a truncating writer starts) turn
+            // everything off.
+            ("everything off", Settings::default()),
+        ];
+        for (what, candidate) in narrower {
+            assert!(!candidate.widens(&applied), "{what}");
+        }
+        // From the backfill guard off, any window narrows.
+        let off = changed(|s| s.messages.backfill_days = 0);
+        assert!(!applied.widens(&off));
+    }
+}
