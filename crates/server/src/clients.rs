@@ -187,7 +187,7 @@ pub(crate) struct ConnectionState {
     last_active: AtomicU64,
     /// A socket connection's queue of whole frames to the client (weak: it must not keep the
     /// writer alive), which its streams write their notifications to themselves, each frame
-    /// encoded once per event for every stream (`events/stream.rs`). Unset over HTTP.
+    /// encoded once per event for every stream (`events/stream/wire.rs`). Unset over HTTP.
     direct: OnceLock<tokio::sync::mpsc::WeakSender<Vec<u8>>>,
     /// A socket connection's streams at the head of each store, served by one task each.
     pub(crate) heads: crate::heads::Heads,
