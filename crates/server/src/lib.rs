@@ -29,8 +29,9 @@
 //! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
 //!   Access, a store rebuilt, a settings edit rejected) and [`notices::deliver`], which shows
 //!   them through a `tidings_platform::Notifier`.
-//! - [`clients`]: connections and HTTP tokens, stream slots and caps, subscriptions,
-//!   delivery counts, the activity log.
+//! - [`clients`]: the registry of connections and HTTP tokens; admission (stream slots under
+//!   the caps, stream ids, the socket's connection cap); activity (subscriptions, delivery
+//!   counts, the activity log).
 //! - `heads`: per socket connection, one task that writes the frames of every stream of it at
 //!   a store's head, joined into one write.
 //! - `fanout`: one shared read per change for the streams at a store's head, the bound on

@@ -103,7 +103,8 @@ where
     let (rmcp_io, pump_io) = tokio::io::duplex(DUPLEX_BYTES);
     let (from_rmcp, to_rmcp) = tokio::io::split(pump_io);
     let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(OUTBOUND_FRAMES);
-    // Streams write their own frames here, behind what they sent before (docs in stream.rs).
+    // Streams write their own frames here, behind what they sent before (docs in
+    // events/stream/mod.rs).
     conn.set_direct(&out_tx);
     let closed = conn.closed.clone();
     let reader = tokio::spawn(read_client(

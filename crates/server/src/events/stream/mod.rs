@@ -12,8 +12,8 @@
 //! On a socket connection a stream writes its notifications itself, as whole frames, to the
 //! connection's writer queue (behind what it sent before; rmcp's final result comes after
 //! them all), and an event from a shared read is encoded to JSON once for every stream
-//! ([`SharedRead::encoded`]): a commit fanned out to a thousand streams is one read, one
-//! encoding and a thousand copies. While such a stream waits at the head it parks at its
+//! ([`crate::fanout::SharedRead::encoded`]): a commit fanned out to a thousand streams is one
+//! read, one encoding and a thousand copies. While such a stream waits at the head it parks at its
 //! connection's head ([`crate::heads`]), whose one task writes the changes for every stream
 //! of the connection in one write, and hands the stream back whatever it cannot finish alone.
 //! Over HTTP, notifications go through rmcp as before.
@@ -23,123 +23,44 @@
 //! the stream opens with `active` on the client's own cursor, reports the failure with
 //! `notifications/events/error`, and resolves its start on each wake or heartbeat until the
 //! store is back (see [`Stream::resolve`]).
+//!
+//! Its parts: `wire` (where the notifications go, within the write deadline), `read` (the
+//! shared reads at the head, else core on the blocking pool) and `batch` (what a step read,
+//! how writing it went, and the cursor safe after it).
+
+mod batch;
+mod read;
+mod wire;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use rmcp::ErrorData;
-use rmcp::model::{CustomResult, RequestId};
+use rmcp::model::CustomResult;
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tidings_core::{
-    Cursor, Engine, EventType, Occurrence, Pick, RequestError, Settings, Start, StoreError,
-    Subscription, SubscriptionParams,
+    Cursor, Engine, RequestError, Settings, StoreError, Subscription, SubscriptionParams,
 };
-use tidings_protocol::errors::{data, reason};
-use tidings_protocol::event::event_frame;
+use tidings_protocol::errors::reason;
 use tidings_protocol::payloads::{Active, ErrorNote, Heartbeat};
-use tidings_protocol::{jsonrpc, meta, notifications};
-use tokio::sync::{mpsc, watch};
+use tidings_protocol::{meta, notifications};
+use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
-use tokio_util::sync::CancellationToken;
 
 use super::errors::{
     NOT_FOUND, allowlist_removed, daemon_request_error, error_object, paused_until, refused,
     request_error, revoked, store_error, type_paused, type_turned_off,
 };
-use super::wire::{blocking, final_result, notify};
+use super::wire::final_result;
 use crate::clients::{ConnectionState, Revocation, Subscribed, filter_summary, sender_of};
 use crate::daemon::Daemon;
-use crate::fanout::{Fanout, SharedRead, read_permit};
+use crate::fanout::Fanout;
 use crate::heads::{self, Back, Head, Ticket};
 use crate::hub::LATENCY;
 use crate::state::Mode;
-
-/// Events per engine call: bounded work between checks for cancellation.
-const BATCH: u32 = tidings_core::poll::DEFAULT_MAX_EVENTS;
-
-/// Where a stream's notifications go: the connection's writer queue (a socket connection),
-/// else rmcp.
-struct Wire {
-    peer: rmcp::Peer<RoleServer>,
-    id: RequestId,
-    /// `id` as JSON, for the frames written directly.
-    id_json: String,
-    cancelled: CancellationToken,
-    /// How long one frame may wait to be written.
-    deadline: Duration,
-    /// The socket connection's writer queue.
-    direct: Option<mpsc::WeakSender<Vec<u8>>>,
-}
-
-impl Wire {
-    /// Send one notification on the stream unless it was cancelled; `End::Closed` when the
-    /// stream must end (cancelled, the connection is gone, or the frame could not be written
-    /// within the deadline: the client reads nothing, and its slot goes to someone who does).
-    async fn send(&self, method: &str, mut params: Value) -> Result<(), End> {
-        if self.direct.is_none() {
-            return self
-                .sent(notify(&self.peer, &self.id, method, params))
-                .await;
-        }
-        if let Value::Object(m) = &mut params {
-            m.insert(
-                meta::KEY.to_owned(),
-                json!({meta::SUBSCRIPTION_ID: self.id.clone().into_json_value()}),
-            );
-        }
-        let frame = jsonrpc::notification(method, params);
-        let Ok(mut frame) = serde_json::to_vec(&frame) else {
-            return Err(End::Closed);
-        };
-        frame.push(b'\n');
-        self.write(frame).await
-    }
-
-    /// Send `event` (`json`: the `Occurrence`, encoded); the JSON is copied into the frame
-    /// as it is, with the stream's `_meta` added.
-    async fn send_event(&self, event: &Occurrence, json: &[u8]) -> Result<(), End> {
-        let mut frame = Vec::new();
-        if self.direct.is_none() || !event_frame(json, &self.id_json, &mut frame) {
-            let params = serde_json::to_value(event).map_err(|_| End::Closed)?;
-            return self.send(notifications::EVENT, params).await;
-        }
-        self.write(frame).await
-    }
-
-    /// Queue `frame` for the client, within the deadline.
-    async fn write(&self, frame: Vec<u8>) -> Result<(), End> {
-        let Some(queue) = self.direct.as_ref().and_then(mpsc::WeakSender::upgrade) else {
-            return Err(End::Closed);
-        };
-        self.sent(async move { queue.send(frame).await }).await
-    }
-
-    /// Await `send` within the deadline unless the stream was cancelled.
-    async fn sent<E>(&self, send: impl Future<Output = Result<(), E>>) -> Result<(), End> {
-        if self.cancelled.is_cancelled() {
-            return Err(End::Closed);
-        }
-        if let Ok(sent) = tokio::time::timeout(self.deadline, send).await {
-            sent.map_err(|_| End::Closed)
-        } else {
-            tracing::warn!(
-                deadline_s = self.deadline.as_secs(),
-                "stream ended: its client has read nothing for the write deadline"
-            );
-            Err(End::Closed)
-        }
-    }
-}
-
-/// The recoverable error for an event of `ty` that could not be encoded: the stream stays
-/// open and holds its cursor before the event.
-fn unencodable(ty: EventType) -> ErrorData {
-    ErrorData::internal_error(
-        format!("a {ty} event could not be encoded; delivery resumes from it on the next try"),
-        Some(json!({data::REASON: reason::ENCODE_FAILED})),
-    )
-}
+use batch::{Item, Written, cursor_after, write_events};
+use read::Read;
+use wire::{Wire, unencodable};
 
 /// Serve one `events/stream` request to its end.
 #[allow(clippy::too_many_lines)] // one loop, read top to bottom; its steps are the functions below
@@ -350,147 +271,6 @@ enum Resolution {
     Ended(End),
 }
 
-/// A core call on the blocking pool, its two ways of failing told apart.
-enum Read<T, E> {
-    /// Core answered.
-    Done(T),
-    /// Core refused or the store failed.
-    Failed(E),
-    /// The blocking task itself failed (a panic in core): logged, tried again later.
-    Lost(ErrorData),
-}
-
-/// Run `f` on the blocking pool.
-async fn read<T, E, F>(f: F) -> Read<T, E>
-where
-    F: FnOnce() -> Result<T, E> + Send + 'static,
-    T: Send + 'static,
-    E: Send + 'static,
-{
-    let _permit = read_permit().await;
-    match blocking(f).await {
-        Ok(Ok(value)) => Read::Done(value),
-        Ok(Err(error)) => Read::Failed(error),
-        Err(lost) => Read::Lost(lost),
-    }
-}
-
-/// How writing a batch's events went.
-#[derive(Debug)]
-enum Written {
-    /// Every event went out.
-    All,
-    /// Event `index` could not be encoded; it and those after it were not written.
-    Unencodable {
-        /// The first event not written.
-        index: usize,
-        /// What the encoder said.
-        error: serde_json::Error,
-    },
-    /// The connection went while event `index` was written; it and those after it may not
-    /// have arrived.
-    Closed {
-        /// The first event that may not have arrived.
-        index: usize,
-    },
-}
-
-/// Write `events` in order, each encoded by `encode` and sent by `write`; stop at the first
-/// that fails, so nothing after an unwritten event goes out (the client would persist its
-/// cursor past the gap).
-async fn write_events<'a, T, P, F>(
-    events: &'a [T],
-    encode: impl Fn(&T) -> Result<P, serde_json::Error>,
-    mut write: impl FnMut(&'a T, P) -> F,
-) -> Written
-where
-    F: Future<Output = Result<(), End>>,
-{
-    for (index, event) in events.iter().enumerate() {
-        let params = match encode(event) {
-            Ok(params) => params,
-            Err(error) => return Written::Unencodable { index, error },
-        };
-        if write(event, params).await.is_err() {
-            return Written::Closed { index };
-        }
-    }
-    Written::All
-}
-
-/// The cursor once `events` (read up to `batch_cursor`) were written as `written` says: the
-/// batch's own when all went out, else the one after the last event written; `None` when
-/// nothing was, so the cursor stays where it was. Never past an event that was not written.
-impl Written {
-    /// How many of `len` events went out (a connection lost mid-write counts the event it
-    /// was writing as not delivered).
-    fn count(&self, len: usize) -> usize {
-        match self {
-            Written::All => len,
-            Written::Unencodable { index, .. } | Written::Closed { index } => (*index).min(len),
-        }
-    }
-}
-
-fn cursor_after<T: AsRef<Occurrence>>(
-    events: &[T],
-    batch_cursor: Cursor,
-    written: &Written,
-) -> Option<Cursor> {
-    let index = match written {
-        Written::All => return Some(batch_cursor),
-        Written::Unencodable { index, .. } | Written::Closed { index } => *index,
-    };
-    let last = events.get(index.checked_sub(1)?)?.as_ref();
-    // Core writes each event's cursor; one it cannot read back holds the stream where it was.
-    last.cursor.parse().ok()
-}
-
-/// One event a step writes: a shared read's own (encoded once for every stream), or this
-/// stream's.
-enum Item {
-    Shared(Arc<SharedRead>, usize),
-    Own(Occurrence),
-}
-
-impl AsRef<Occurrence> for Item {
-    fn as_ref(&self) -> &Occurrence {
-        match self {
-            Item::Shared(read, index) => read.event(*index),
-            Item::Own(event) => event,
-        }
-    }
-}
-
-impl Item {
-    /// The event as JSON.
-    fn encoded(&self) -> Result<Arc<[u8]>, serde_json::Error> {
-        match self {
-            Item::Shared(read, index) => read.encoded(*index),
-            Item::Own(event) => serde_json::to_vec(event).map(Arc::from),
-        }
-    }
-}
-
-/// What a step read: the events to write and where the read ended.
-struct Ready {
-    events: Vec<Item>,
-    cursor: Cursor,
-    has_more: bool,
-    truncated: bool,
-}
-
-impl From<tidings_core::Batch> for Ready {
-    fn from(b: tidings_core::Batch) -> Ready {
-        Ready {
-            events: b.events.into_iter().map(Item::Own).collect(),
-            cursor: b.cursor,
-            has_more: b.has_more,
-            truncated: b.truncated,
-        }
-    }
-}
-
 struct Stream {
     /// The shared reads this stream takes its batches from once it is at the head.
     fanout: Arc<Fanout>,
@@ -579,13 +359,6 @@ impl Stream {
     /// own (it is what the client already holds, so it stays safe to persist).
     fn safe_cursor(&self) -> Option<Cursor> {
         self.cursor.or(self.requested.0)
-    }
-
-    /// `engine.start` from the client's cursor, on the blocking pool.
-    async fn start(&self) -> Read<Start, RequestError> {
-        let (engine, sub) = (self.engine.clone(), self.sub.clone());
-        let (cursor, max_age) = self.requested;
-        read(move || engine.start(&sub, cursor, max_age)).await
     }
 
     /// Send `notifications/events/error` for a store failure, once per distinct failure.
@@ -748,44 +521,6 @@ impl Stream {
         }
     }
 
-    /// The next batch after `after`: from the shared reads while at the head, else (and when
-    /// they no longer cover the cursor) from an own read, which the stream drains with until
-    /// it is back at the head.
-    async fn read_next(&mut self, after: Cursor) -> Read<Ready, StoreError> {
-        if self.at_head {
-            match self
-                .fanout
-                .next(&self.sub, after, self.generation, &self.wake)
-                .await
-            {
-                Some(Ok((read, picks))) => {
-                    let events = picks
-                        .picks
-                        .into_iter()
-                        .map(|pick| match pick {
-                            Pick::Same(index) => Item::Shared(Arc::clone(&read), index),
-                            Pick::Own(event) => Item::Own(event),
-                        })
-                        .collect();
-                    return Read::Done(Ready {
-                        events,
-                        cursor: picks.cursor,
-                        has_more: picks.has_more,
-                        truncated: picks.truncated,
-                    });
-                }
-                Some(Err(e)) => return Read::Failed(e),
-                None => self.at_head = false,
-            }
-        }
-        let (engine, sub) = (self.engine.clone(), self.sub.clone());
-        match read(move || engine.next(&sub, after, BATCH)).await {
-            Read::Done(batch) => Read::Done(batch.into()),
-            Read::Failed(e) => Read::Failed(e),
-            Read::Lost(e) => Read::Lost(e),
-        }
-    }
-
     /// Rebuild the subscription from its original parameters under new settings. Err is the
     /// `terminated` error: `NotFound` when the type was turned off, Forbidden when the
     /// subscription is no longer bounded by a sender.
@@ -809,114 +544,4 @@ impl Stream {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::cell::RefCell;
-    use std::future::ready;
-
-    use serde::ser::Error as _;
-
-    use super::*;
-
-    fn cursor(rowid: i64) -> Cursor {
-        format!("v2.1-2-3.{rowid}").parse().unwrap()
-    }
-
-    fn own(events: &[Occurrence]) -> Vec<Item> {
-        events.iter().cloned().map(Item::Own).collect()
-    }
-
-    /// Events at rows 10, 11, 12; the batch read up to row 15 (13 to 15 did not match).
-    fn batch() -> (Vec<Occurrence>, Cursor) {
-        let events = (10..13)
-            .map(|rowid| Occurrence {
-                event_id: format!("e{rowid}"),
-                name: EventType::MailReceived.name(),
-                timestamp: "2026-01-01T00:00:00Z".into(),
-                data: json!({}),
-                cursor: cursor(rowid).to_string(),
-            })
-            .collect();
-        (events, cursor(15))
-    }
-
-    /// Write `events`, failing to encode `bad_encode` and to write `bad_write`; returns what
-    /// `write_events` said and the ids that went out.
-    async fn write(
-        events: &[Occurrence],
-        bad_encode: Option<&str>,
-        bad_write: Option<&str>,
-    ) -> (Written, Vec<String>) {
-        let sent = RefCell::new(Vec::new());
-        let written = write_events(
-            events,
-            |e| match bad_encode {
-                Some(id) if e.event_id == id => Err(serde_json::Error::custom("cannot encode")),
-                _ => serde_json::to_value(e),
-            },
-            |_, params: Value| {
-                let id = params["eventId"].as_str().unwrap_or_default().to_owned();
-                if bad_write == Some(id.as_str()) {
-                    return ready(Err(End::Closed));
-                }
-                sent.borrow_mut().push(id);
-                ready(Ok(()))
-            },
-        )
-        .await;
-        (written, sent.into_inner())
-    }
-
-    #[tokio::test]
-    async fn an_event_that_cannot_be_encoded_is_held_not_skipped() {
-        let (events, read_to) = batch();
-        let (written, sent) = write(&events, Some("e11"), None).await;
-        assert!(
-            matches!(written, Written::Unencodable { index: 1, .. }),
-            "{written:?}"
-        );
-        assert_eq!(
-            sent,
-            ["e10"],
-            "nothing after the unencodable event goes out"
-        );
-        assert_eq!(
-            cursor_after(&own(&events), read_to, &written),
-            Some(cursor(10))
-        );
-    }
-
-    #[tokio::test]
-    async fn a_connection_lost_mid_batch_holds_the_cursor_before_the_lost_event() {
-        let (events, read_to) = batch();
-        let (written, sent) = write(&events, None, Some("e11")).await;
-        assert!(
-            matches!(written, Written::Closed { index: 1 }),
-            "{written:?}"
-        );
-        assert_eq!(sent, ["e10"]);
-        assert_eq!(
-            cursor_after(&own(&events), read_to, &written),
-            Some(cursor(10))
-        );
-    }
-
-    #[tokio::test]
-    async fn a_first_event_that_fails_leaves_the_cursor_where_it_was() {
-        let (events, read_to) = batch();
-        let (written, sent) = write(&events, Some("e10"), None).await;
-        assert!(sent.is_empty());
-        assert_eq!(cursor_after(&own(&events), read_to, &written), None);
-    }
-
-    #[tokio::test]
-    async fn a_batch_written_whole_moves_past_the_rows_that_did_not_match() {
-        let (events, read_to) = batch();
-        let (written, sent) = write(&events, None, None).await;
-        assert!(matches!(written, Written::All), "{written:?}");
-        assert_eq!(sent, ["e10", "e11", "e12"]);
-        assert_eq!(
-            cursor_after(&own(&events), read_to, &written),
-            Some(cursor(15))
-        );
-    }
-}
+mod tests;
