@@ -20,6 +20,10 @@ cargo fmt --all --check
 echo "== cargo clippy" >&2
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+# No crate's modules import each other in a cycle.
+echo "== module cycles" >&2
+python3 scripts/module-cycles.py
+
 scripts/check-macos.sh
 
 # actionlint on both workflows, `ruby -c` on the Homebrew cask.
