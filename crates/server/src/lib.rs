@@ -23,7 +23,8 @@
 //!   pull tools (`tidings_check`, `tidings_wait`) for hosts on either era.
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
-//!   limits and clients; builds the [`State`].
+//!   limits and clients; builds the [`State`]. Its methods live by what they serve: settings,
+//!   the settings watcher, pause, status, access record, notices, the layers' accessors.
 //! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
 //! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
 //! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
