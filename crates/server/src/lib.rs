@@ -37,7 +37,8 @@
 //! - `fanout`: one shared read per change for the streams at a store's head, the bound on
 //!   stream reader threads.
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
-//! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers.
+//! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers; its
+//!   parts by file: the stores, the clients, the board (HTTP and settings-file state).
 //! - [`listen_alias`]: the one `subscriptions/listen` rewrite both transports use.
 //! - [`events_key`]: the one outbound rewrite both transports use: `capabilities.events`
 //!   beside the extension on `server/discover`, for clients of the extension's earlier draft.

@@ -1,21 +1,30 @@
-//! The one observable model of the running engine: [`State`], what `tidings/status` answers,
-//! what `tidings status --json` prints and what the menu-bar app shows. A leaf: plain serde
-//! types, and the [`Board`] where the parts that are not derived from elsewhere (the HTTP
+//! The one observable model of the running engine: [`State`], what `tidings/status` answers.
+//!
+//! It is what `tidings status --json` prints and what the menu-bar app shows. A leaf: plain
+//! serde types, and the [`Board`] where the parts that are not derived from elsewhere (the HTTP
 //! endpoint, the settings file) are reported and every change is signalled.
 //!
 //! Any local client (an agent too) may read `tidings/status`, so nothing here is personal
 //! data: paths are home-relative, allowlists and filters are counts per kind, never values,
 //! and deliveries (which name senders) are not part of it (docs/decisions/engine-api.md).
+//!
+//! The parts of the model, one file each: `stores` (an event type, its store and allowlist,
+//! Full Disk Access), `clients` (who is connected and what it listens to) and `board` (the
+//! HTTP endpoint's and the settings file's state, and the change signal).
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+mod board;
+mod clients;
+mod stores;
+
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use tidings_core::{EventType, StoreErrorKind};
-use tokio::sync::watch;
+use tidings_core::EventType;
 
-use crate::sync::lock;
+pub(crate) use board::Board;
+pub use board::{HttpEndpointState, SettingsFileState};
+pub use clients::{ClientState, Mode, SubscriptionState, Transport};
+pub use stores::{AllowlistSummary, FullDiskAccess, StoreAccess, StoreState, TypeState};
 
 /// Everything the engine knows that a person or a tool may want to see, as one value.
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -45,42 +54,6 @@ pub struct State {
     /// Whether Tidings has Full Disk Access, from the stores' last checks.
     #[serde(default)]
     pub full_disk_access: FullDiskAccess,
-}
-
-/// Full Disk Access, as the stores' checks show it (macOS has no API that tells).
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "state")]
-pub enum FullDiskAccess {
-    /// No store was read or refused yet (not checked, or no store there).
-    #[default]
-    Unknown,
-    /// A store was read, none refused.
-    Granted,
-    /// A store was refused (EPERM): Tidings is not in the Full Disk Access list, or is
-    /// switched off there.
-    Missing,
-    /// A store is refused now, but an earlier version of Tidings could read one: the grant
-    /// went stale with an update (a new signature); remove Tidings from the list and add it
-    /// again.
-    Stale {
-        /// The version that last had access.
-        last_granted: String,
-    },
-}
-
-impl FullDiskAccess {
-    /// What to do, in one sentence, or `None` when nothing is to be done.
-    pub fn fix(&self) -> Option<&'static str> {
-        match self {
-            FullDiskAccess::Missing => Some(
-                "Open System Settings > Privacy & Security > Full Disk Access, turn Tidings \
-                 on (add it with + if it is not listed), then restart Tidings.",
-            ),
-            FullDiskAccess::Stale { .. } => Some(crate::notices::STALE_GRANT_FIX),
-            FullDiskAccess::Unknown | FullDiskAccess::Granted => None,
-        }
-    }
 }
 
 impl State {
@@ -169,261 +142,6 @@ pub fn local_time_of_day(ms: u64) -> String {
         .unwrap_or_default()
 }
 
-/// One event type: whether it is on, who may reach agents through it, and its store.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TypeState {
-    /// The wire name (`mail.received`).
-    pub name: String,
-    /// Whether clients may see it.
-    pub enabled: bool,
-    /// The sender allowlist, as counts per kind.
-    pub allowlist: AllowlistSummary,
-    /// The backfill window in days (`0`: off).
-    pub backfill_days: u32,
-    /// The store behind it.
-    pub store: StoreState,
-}
-
-/// How many allowlist entries of each kind are set; never the entries themselves.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AllowlistSummary {
-    /// Exact email addresses.
-    pub addresses: usize,
-    /// Exact phone numbers or other handles.
-    pub handles: usize,
-    /// Domains (with their subdomains).
-    pub domains: usize,
-    /// Prefixes (`+1202*`).
-    pub prefixes: usize,
-}
-
-impl AllowlistSummary {
-    /// All entries.
-    pub fn total(&self) -> usize {
-        self.addresses + self.handles + self.domains + self.prefixes
-    }
-
-    /// "2 addresses, 1 domain", or "none".
-    pub fn describe(&self) -> String {
-        let parts = [
-            (self.addresses, "address", "addresses"),
-            (self.handles, "handle", "handles"),
-            (self.domains, "domain", "domains"),
-            (self.prefixes, "prefix", "prefixes"),
-        ];
-        let text: Vec<String> = parts
-            .into_iter()
-            .filter(|(n, _, _)| *n > 0)
-            .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
-            .collect();
-        if text.is_empty() {
-            "none".to_owned()
-        } else {
-            text.join(", ")
-        }
-    }
-}
-
-/// One store: where it is, whether it can be read, and what the engine saw in it.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StoreState {
-    /// The store file, home-relative.
-    pub path: String,
-    /// Whether it can be read, from the last check (else the last scan).
-    pub access: StoreAccess,
-    /// The last check's or scan's error message (home-relative), when not `ok`.
-    pub problem: Option<String>,
-    /// The last scan's error (a poll or a stream step), home-relative; `None` when the last
-    /// scan worked or none ran yet.
-    pub last_scan_error: Option<String>,
-    /// When the store last changed (ms since the Unix epoch), as seen since start.
-    pub last_change_ms: Option<u64>,
-    /// Distinct rows skipped as backfill since start.
-    pub backfilled: u64,
-    /// Rows skipped because they could not be read, since start.
-    pub unreadable_rows: u64,
-}
-
-/// Whether a store can be read, in the terms its fix is given in.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StoreAccess {
-    /// Not checked yet (the first check runs at start).
-    NotChecked,
-    /// Found and readable.
-    Ok,
-    /// No file at the path (Mail or Messages never ran, or another path).
-    Missing,
-    /// The OS refused to open it: Full Disk Access is missing.
-    PermissionDenied,
-    /// Readable, but not the schema we know (a newer macOS).
-    SchemaProblem,
-    /// Another failure (locked, corrupt, empty, I/O).
-    Unreadable,
-}
-
-impl From<StoreErrorKind> for StoreAccess {
-    /// A failed check's access, from the kind of its core `StoreError`.
-    fn from(kind: StoreErrorKind) -> StoreAccess {
-        match kind {
-            StoreErrorKind::Missing => StoreAccess::Missing,
-            StoreErrorKind::PermissionDenied => StoreAccess::PermissionDenied,
-            StoreErrorKind::Schema => StoreAccess::SchemaProblem,
-            StoreErrorKind::Locked
-            | StoreErrorKind::Corrupt
-            | StoreErrorKind::Empty
-            | StoreErrorKind::Other => StoreAccess::Unreadable,
-        }
-    }
-}
-
-/// The loopback HTTP endpoint, as its supervisor reports it.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "state")]
-pub enum HttpEndpointState {
-    /// Not serving: off in settings, not supervised, or shut down.
-    Off,
-    /// The first start has not settled yet (the keychain may be slow).
-    Starting,
-    /// Serving at `url`.
-    Serving {
-        /// `http://127.0.0.1:PORT/mcp`.
-        url: String,
-        /// Whether requests need no token (`--demo --no-auth`).
-        no_auth: bool,
-    },
-    /// Asked for, but could not start; the next settings change retries.
-    Failed {
-        /// The address asked for.
-        listen: String,
-        /// Why (names no secret).
-        error: String,
-    },
-}
-
-impl HttpEndpointState {
-    /// One line for `tidings status`.
-    pub fn describe(&self) -> String {
-        match self {
-            HttpEndpointState::Off => "off".to_owned(),
-            HttpEndpointState::Starting => "starting".to_owned(),
-            HttpEndpointState::Serving { url, no_auth } => format!(
-                "serving at {url}{}",
-                if *no_auth {
-                    " (no token: --no-auth)"
-                } else {
-                    ""
-                }
-            ),
-            HttpEndpointState::Failed { listen, error } => {
-                format!("not serving on {listen}: {error}")
-            }
-        }
-    }
-}
-
-/// Whether the settings in force are the file's.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "state")]
-pub enum SettingsFileState {
-    /// The file's content is in force (or there is no file: the defaults).
-    Ok,
-    /// The file's current content was refused; the last good settings stay in force.
-    Rejected {
-        /// The line at fault, when known.
-        line: Option<usize>,
-        /// Why, naming the line and the limit, never a value from the file.
-        reason: String,
-    },
-}
-
-impl SettingsFileState {
-    /// `ok`, or why the file is refused and what is used instead.
-    pub fn describe(&self) -> String {
-        match self {
-            SettingsFileState::Ok => "ok".to_owned(),
-            SettingsFileState::Rejected { reason, .. } => {
-                format!("{reason}; using the last good settings")
-            }
-        }
-    }
-}
-
-/// How a client is connected.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    /// The Unix socket (directly or through `tidings-mcp`).
-    Socket,
-    /// The loopback HTTP endpoint: all requests made with one bearer token.
-    Http,
-}
-
-/// One connected client and what it listens to.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClientState {
-    /// The engine's id for it (for `Handle::revoke`); never reused while the engine runs.
-    pub id: u64,
-    /// The name it announced (`clientInfo.name`), cut to 64 characters.
-    pub name: Option<String>,
-    /// The version it announced.
-    pub version: Option<String>,
-    /// How it is connected.
-    pub transport: Transport,
-    /// When it connected (ms since the Unix epoch).
-    pub connected_since_ms: u64,
-    /// Its process id, where the OS tells (socket connections).
-    pub pid: Option<i32>,
-    /// Whether it was revoked (it gets Forbidden until it reconnects).
-    pub revoked: bool,
-    /// Its subscriptions: open streams, and the polls and tool calls it made.
-    pub subscriptions: Vec<SubscriptionState>,
-}
-
-/// How a client receives events.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// An open `events/stream`.
-    Push,
-    /// `events/poll` calls.
-    Poll,
-    /// The pull tools (`tidings_check`, `tidings_wait`).
-    Tools,
-    /// A host channel fed by the shim.
-    Channel,
-}
-
-/// One subscription of a client.
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SubscriptionState {
-    /// The event type's wire name.
-    pub event_type: String,
-    /// The filter, as the number of values per argument (`{"from": 2}`), never the values.
-    pub filter: BTreeMap<String, usize>,
-    /// How it receives.
-    pub mode: Mode,
-    /// Events delivered through it.
-    pub delivered: u64,
-    /// When it last delivered (ms since the Unix epoch).
-    pub last_delivery_ms: Option<u64>,
-}
-
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -431,71 +149,11 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Where the parts of [`State`] that nothing else holds are reported, and where every change
-/// is signalled (the engine rebuilds its `State` on each signal, coalesced).
-pub(crate) struct Board {
-    changes: watch::Sender<u64>,
-    http: Mutex<HttpEndpointState>,
-    settings_file: Mutex<SettingsFileState>,
-}
-
-impl Default for Board {
-    fn default() -> Board {
-        Board {
-            changes: watch::Sender::new(0),
-            http: Mutex::new(HttpEndpointState::Off),
-            settings_file: Mutex::new(SettingsFileState::Ok),
-        }
-    }
-}
-
-impl Board {
-    /// Something the state shows changed.
-    pub(crate) fn changed(&self) {
-        self.changes.send_modify(|g| *g = g.wrapping_add(1));
-    }
-
-    /// A receiver that changes with every [`changed`](Board::changed).
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        self.changes.subscribe()
-    }
-
-    /// The HTTP supervisor reports the endpoint's state.
-    pub(crate) fn set_http(&self, state: HttpEndpointState) {
-        *lock(&self.http) = state;
-        self.changed();
-    }
-
-    pub(crate) fn http(&self) -> HttpEndpointState {
-        lock(&self.http).clone()
-    }
-
-    /// The settings watcher (or a save) reports the file's state.
-    pub(crate) fn set_settings_file(&self, state: SettingsFileState) {
-        *lock(&self.settings_file) = state;
-        self.changed();
-    }
-
-    pub(crate) fn settings_file(&self) -> SettingsFileState {
-        lock(&self.settings_file).clone()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::BTreeMap;
 
-    #[test]
-    fn summaries_count_kinds_and_name_no_value() {
-        let s = AllowlistSummary {
-            addresses: 3,
-            domains: 1,
-            ..AllowlistSummary::default()
-        };
-        assert_eq!(s.describe(), "3 addresses, 1 domain");
-        assert_eq!(s.total(), 4);
-        assert_eq!(AllowlistSummary::default().describe(), "none");
-    }
+    use super::*;
 
     fn store(access: StoreAccess) -> StoreState {
         StoreState {
