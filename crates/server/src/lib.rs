@@ -23,7 +23,8 @@
 //!   pull tools (`tidings_check`, `tidings_wait`) for hosts on either era.
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
-//!   limits and clients; builds the [`State`].
+//!   limits and clients; builds the [`State`]. Its methods live by what they serve: settings,
+//!   the settings watcher, pause, status, access record, notices, the layers' accessors.
 //! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
 //! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
 //! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
@@ -37,7 +38,8 @@
 //! - `fanout`: one shared read per change for the streams at a store's head, the bound on
 //!   stream reader threads.
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
-//! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers.
+//! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers; its
+//!   parts by file: the stores, the clients, the board (HTTP and settings-file state).
 //! - [`listen_alias`]: the one `subscriptions/listen` rewrite both transports use.
 //! - [`events_key`]: the one outbound rewrite both transports use: `capabilities.events`
 //!   beside the extension on `server/discover`, for clients of the extension's earlier draft.

@@ -1,0 +1,210 @@
+//! The running daemon: [`Daemon`], the cheap-Clone handle, with its config, start and shutdown.
+//!
+//! The handle is on the engine, the settings, the hub, the limits and the client registry, and
+//! builds the [`State`] model.
+//!
+//! Key types: [`DaemonConfig`] (what to start), [`Daemon`] (the handle), [`DemoControl`] (demo
+//! mode's conformance levers). Settings live in a `watch` channel: every stream and listener
+//! sees a change at once (see `settings_watch`). The daemon knows nothing of the socket, the
+//! framer, the handler or HTTP: those sit above it and call in (docs/architecture.md).
+//!
+//! The files, by what they serve (each but `settings_watch` an `impl Daemon` block):
+//! - this file: the handle itself, [`Daemon::start`] and [`Daemon::shutdown`];
+//! - `settings`: the settings as configured and in force, saving and applying them;
+//! - `settings_watch`: `settings.toml` watched, and each good edit applied live;
+//! - `pause`: every type off until a deadline, and back on;
+//! - `status`: the [`State`] built, rebuilt on each change and watched;
+//! - `access`: the record of the last build that could read a store (a stale grant);
+//! - `notices`: the user's notices and what raises them;
+//! - `layers`: what the socket, the handler, HTTP and the watchers reach through the handle.
+
+mod access;
+mod layers;
+mod notices;
+mod pause;
+mod settings;
+mod settings_watch;
+mod status;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tidings_core::settings::SettingsError;
+use tidings_core::{Engine, EventType, Limits, Settings, StorePaths};
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::clients::Clients;
+use crate::fanout::Fanout;
+use crate::hub::{Hub, ReadAhead};
+use crate::limits::ServerLimits;
+use crate::notices::{NOTICE_BACKLOG, Notice};
+use crate::state::{Board, State};
+use crate::sync::lock;
+
+pub use access::build_id;
+pub(crate) use layers::TokenReload;
+
+/// Everything the daemon needs to start.
+pub struct DaemonConfig {
+    /// Where the Mail and Messages stores live.
+    pub store_paths: StorePaths,
+    /// `settings.toml`; watched, and edits apply live.
+    pub settings_path: PathBuf,
+    /// Bounds on the engine's work per call.
+    pub engine_limits: Limits,
+    /// Stream caps, frame limit, heartbeat and safety tick.
+    pub limits: ServerLimits,
+    /// Some in demo mode with `--conformance-controls`: the three conformance tools are
+    /// offered.
+    pub demo: Option<Arc<dyn DemoControl>>,
+}
+
+pub use crate::demo::DemoControl;
+
+/// Why the daemon could not start or save settings.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DaemonError {
+    /// The settings file could not be read, parsed or written.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The settings directory could not be created or watched.
+    #[error("cannot watch the settings directory {path}: {message}")]
+    SettingsWatch {
+        /// The directory.
+        path: PathBuf,
+        /// What the OS or the watcher said.
+        message: String,
+    },
+    /// `Daemon::start` was called outside a tokio runtime.
+    #[error("the daemon must be started inside a tokio runtime")]
+    NoRuntime,
+}
+
+/// A handle on the running daemon; clones share it.
+#[derive(Clone)]
+pub struct Daemon {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Arc<Engine>,
+    /// One read per change for the streams at the head of a store.
+    fanout: Arc<Fanout>,
+    hub: Hub,
+    settings_path: PathBuf,
+    /// The settings in force (the file's, with every type off while paused); streams and
+    /// listeners watch it.
+    settings: watch::Sender<Arc<Settings>>,
+    /// The settings as configured (the file's), whatever a pause hides.
+    configured: Mutex<Arc<Settings>>,
+    /// Until when every type is paused (ms since the Unix epoch); `None`: not paused.
+    paused_until: Mutex<Option<u64>>,
+    /// The runtime the daemon started in: the pause's timer runs there, whichever thread
+    /// (the app's main thread, for a tray menu) asked for the pause.
+    runtime: tokio::runtime::Handle,
+    /// Bumped when the set of enabled types or a descriptor changes (`list_changed`).
+    list_generation: watch::Sender<u64>,
+    /// Serialises read-modify-save in `update_settings` and every apply.
+    settings_lock: Mutex<()>,
+    limits: ServerLimits,
+    demo: Option<Arc<dyn DemoControl>>,
+    /// Every client, the stream counts and the activity log.
+    clients: Arc<Clients>,
+    /// The HTTP endpoint's and the settings file's state, and the change signal.
+    board: Arc<Board>,
+    /// The `State` as last built; rebuilt on every change (coalesced).
+    state: watch::Sender<State>,
+    /// The socket served, home-relative, for `State` (set by whoever binds it).
+    socket: Mutex<Option<String>>,
+    shutdown: CancellationToken,
+    settings_watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// The token reload of the HTTP endpoint serving now, if any.
+    token_reload: Mutex<Option<Arc<dyn TokenReload>>>,
+    /// What the user is told (first subscriptions, Full Disk Access, rebuilds, rejected
+    /// edits); the engine's host shows them.
+    notices: broadcast::Sender<Notice>,
+    /// (client, type) pairs already announced as a first subscription this run.
+    announced: Mutex<HashSet<(String, EventType)>>,
+    /// Where the last version that could read a store is remembered, and that version
+    /// (docs/decisions/doctor.md, "A stale grant").
+    access_record: Mutex<Option<(PathBuf, Option<String>)>>,
+    /// What the settings watcher did, for tests that count reloads.
+    #[cfg(test)]
+    watch_counts: settings_watch::Counts,
+}
+
+/// How long a closing connection may take to flush what rmcp already wrote.
+pub(crate) const FLUSH_GRACE: Duration = Duration::from_secs(5);
+
+impl Daemon {
+    /// Load settings (a malformed file is an error naming the line) and start the settings
+    /// watcher, the hub and the state builder. Call inside a tokio runtime.
+    pub fn start(config: DaemonConfig) -> Result<Daemon, DaemonError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| DaemonError::NoRuntime)?;
+        let (seen, settings) = settings_watch::Snapshot::load(&config.settings_path)?;
+        let engine = Arc::new(Engine::new(&config.store_paths, config.engine_limits));
+        settings::set_backfill_windows(&engine, &settings);
+        let shutdown = CancellationToken::new();
+        let fanout = Arc::new(Fanout::new(engine.clone()));
+        let read_ahead: Option<ReadAhead> = config.limits.shared_reads.then(|| {
+            let fanout = Arc::clone(&fanout);
+            Arc::new(move |ty, generation| fanout.read_ahead(ty, generation)) as ReadAhead
+        });
+        let hub = Hub::start(
+            engine.clone(),
+            &config.store_paths,
+            config.limits.safety_tick,
+            config.limits.live_check,
+            shutdown.clone(),
+            read_ahead,
+        );
+        let board = Arc::new(Board::default());
+        let clients = Clients::new(config.limits.clone(), board.clone());
+        let daemon = Daemon {
+            inner: Arc::new(Inner {
+                fanout,
+                engine,
+                hub,
+                settings_path: config.settings_path,
+                configured: Mutex::new(Arc::new(settings.clone())),
+                paused_until: Mutex::new(None),
+                runtime,
+                settings: watch::Sender::new(Arc::new(settings)),
+                list_generation: watch::Sender::new(0),
+                settings_lock: Mutex::new(()),
+                limits: config.limits,
+                demo: config.demo,
+                clients,
+                board,
+                state: watch::Sender::new(status::placeholder_state()),
+                socket: Mutex::new(None),
+                shutdown,
+                settings_watcher: Mutex::new(None),
+                token_reload: Mutex::new(None),
+                notices: broadcast::Sender::new(NOTICE_BACKLOG),
+                announced: Mutex::new(HashSet::new()),
+                access_record: Mutex::new(None),
+                #[cfg(test)]
+                watch_counts: settings_watch::Counts::default(),
+            }),
+        };
+        daemon.inner.state.send_replace(daemon.state());
+        status::spawn_state_builder(&daemon);
+        notices::spawn_rebuild_notices(&daemon);
+        let watcher = settings_watch::start(&daemon, seen)?;
+        *lock(&daemon.inner.settings_watcher) = Some(watcher);
+        tracing::info!(settings = %daemon.inner.settings_path.display(), "daemon started");
+        Ok(daemon)
+    }
+
+    /// End streams and watchers. Connections see their streams end; the listener is the
+    /// caller's to close.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        lock(&self.inner.settings_watcher).take();
+    }
+}
