@@ -1,0 +1,112 @@
+//! The bridge commands' views and checks, tested without the app.
+
+use super::snippet::snippet_for;
+use std::path::Path;
+
+use super::*;
+
+#[test]
+fn the_snippet_names_a_socket_the_host_would_not_find() {
+    let parse = |text: String| serde_json::from_str::<serde_json::Value>(&text).unwrap();
+    let demo = Path::new("/home/ana/demo/tidings.sock");
+    let env = |name: &str| (name == "HOME").then(|| "/home/ana".into());
+    assert_eq!(
+        parse(snippet_for(Path::new("/A/tidings-mcp"), demo, &env)),
+        serde_json::json!({"mcpServers": {"tidings": {
+            "command": "/A/tidings-mcp",
+            "args": ["--socket", "/home/ana/demo/tidings.sock"]
+        }}})
+    );
+    // The default the shim finds in the narrowest environment: no arguments.
+    let default = tidings_platform::paths::socket_path_in(&env).unwrap();
+    assert_eq!(
+        parse(snippet_for(Path::new("/A/tidings-mcp"), &default, &env)),
+        serde_json::json!({"mcpServers": {"tidings": {"command": "/A/tidings-mcp", "args": []}}})
+    );
+}
+
+#[test]
+fn the_view_has_exactly_the_contract_keys() {
+    let view = SettingsView {
+        types: vec![TypeView {
+            name: "mail.received".into(),
+            enabled: true,
+            allow: vec!["acme.com".into()],
+            backfill_days: 7,
+            reach: "r".into(),
+            summary: "s".into(),
+        }],
+        http: HttpView {
+            enabled: false,
+            port: 3917,
+            token: None,
+        },
+        notifications: true,
+        notification_kinds: vec![NotificationSwitch {
+            kind: NotificationKind::StoreRebuilt,
+            enabled: false,
+        }],
+        paused_until_ms: None,
+        first_run: false,
+        connect_snippet: "{}".into(),
+        start_at_login: LoginView {
+            state: "disabled",
+            text: "t".into(),
+        },
+    };
+    let v = serde_json::to_value(view).unwrap();
+    let keys = |v: &serde_json::Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&v),
+        [
+            "connectSnippet",
+            "firstRun",
+            "http",
+            "notificationKinds",
+            "notifications",
+            "pausedUntilMs",
+            "startAtLogin",
+            "types"
+        ]
+    );
+    assert_eq!(keys(&v["startAtLogin"]), ["state", "text"]);
+    assert_eq!(
+        v["notificationKinds"],
+        serde_json::json!([{"kind": "store_rebuilt", "enabled": false}])
+    );
+    assert_eq!(
+        keys(&v["types"][0]),
+        [
+            "allow",
+            "backfillDays",
+            "enabled",
+            "name",
+            "reach",
+            "summary"
+        ]
+    );
+    assert_eq!(keys(&v["http"]), ["enabled", "port", "token"]);
+    assert!(v["pausedUntilMs"].is_null() && v["http"]["token"].is_null());
+}
+
+#[test]
+fn an_entry_check_answers_in_the_contract_shape() {
+    let ok = serde_json::to_value(check_allow_entry("mail.received", "acme.com")).unwrap();
+    assert_eq!(
+        ok,
+        serde_json::json!({"ok": true, "kind": "domain", "reason": null})
+    );
+    let bad = check_allow_entry("messages.received", "+1202*x");
+    assert!(!bad.ok && bad.kind.is_none());
+    let unknown = check_allow_entry("mail", "acme.com");
+    assert!(
+        unknown
+            .reason
+            .unwrap()
+            .contains("unknown event type `mail`")
+    );
+}
