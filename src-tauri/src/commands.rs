@@ -5,9 +5,9 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tidings_connect as connect;
 use tidings_server::app;
 use tidings_server::clients::Delivery;
-use tidings_server::connect;
 use tidings_server::{Handle, State, app::AllowCheck};
 
 use crate::AppEvent;
@@ -158,7 +158,10 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             cx.main.send(AppEvent::Login(view.start_at_login.clone()));
             reply(view)
         }
-        "list_hosts" => reply(connect::app::hosts_view(handle)),
+        "list_hosts" => {
+            let names = handle.state().borrow().client_names();
+            reply(connect::app::hosts_view(&names, handle.socket_path()))
+        }
         "connect_host" => {
             let a: Host = parse(command, args)?;
             reply(connect::app::connect_host(&a.id, &a.mode, handle.socket_path()).await?)

@@ -6,8 +6,6 @@
 //! tree):
 //! - [`app`]: what the menu-bar app calls, one function per bridge command, on a [`Handle`]:
 //!   the [`app::SettingsView`], settings changes, pause, the token, the connect snippet.
-//! - [`connect`]: connecting MCP hosts: Tidings' entry written into (or removed from) a
-//!   host's config with every other byte kept, a backup first, and a handshake to prove it.
 //! - [`engine`]: the embedding API: [`Tidings::start`] runs socket, daemon, HTTP endpoint and
 //!   demo; the [`Handle`] is what `tidings serve` and the menu-bar app hold.
 //! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance,
@@ -43,7 +41,6 @@
 
 pub mod app;
 pub mod clients;
-pub mod connect;
 pub mod daemon;
 pub mod demo;
 pub mod engine;

@@ -23,9 +23,9 @@ use tidings_server::state::{
     FullDiskAccess, HttpEndpointState, SettingsFileState, State, StoreAccess,
 };
 
+use tidings_connect::{self as connect, Verification};
 use tidings_platform::{Host, Mode};
 use tidings_server::app::LoginView;
-use tidings_server::connect::{self, Verification};
 
 use super::args::DoctorArgs;
 use super::client::Client;

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tidings_connect::{self as connect, Target};
 use tidings_platform::paths::Os;
 use tidings_platform::{Host, Launch, Mode, hosts};
-use tidings_server::connect::{self, Target};
 use tidings_server::state::State;
 
 use super::args::{ClientsArgs, ConnectArgs, DisconnectArgs};

@@ -23,7 +23,7 @@ use super::doctor::Unhealthy;
 use super::login::InstallError;
 use super::tail::TailError;
 use super::token::TokenError;
-use tidings_server::connect::ConnectError;
+use tidings_connect::ConnectError;
 
 /// `tidings doctor` found a check that failed (each printed with its fix).
 pub const UNHEALTHY: u8 = 3;

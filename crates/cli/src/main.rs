@@ -8,17 +8,13 @@
 //! failed stream. A command returns `Ok` or one error; `main` prints its chain once and exits
 //! with the code of the first error in the chain that has one (`cli/exit_code.rs`).
 
-mod cli;
-mod logging;
-mod output;
-
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
 
-use cli::args::{Cli, Command};
-use cli::exit_code;
+use tidings_cli::args::{Cli, Command};
+use tidings_cli::{self as cli, exit_code, logging, output};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
