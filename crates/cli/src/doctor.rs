@@ -29,6 +29,7 @@ use tidings_server::app::LoginView;
 
 use super::args::DoctorArgs;
 use super::client::Client;
+use super::exit_code::{Coded, UNHEALTHY};
 use super::resolve_socket;
 
 /// How long the daemon gets to answer `tidings/status`.
@@ -78,12 +79,18 @@ impl Check {
     }
 }
 
-/// The checks failed: the exit code says so (`exit_code::UNHEALTHY`).
+/// The checks failed: the exit code says so ([`UNHEALTHY`]).
 #[derive(Debug, thiserror::Error)]
 #[error("{failed} check{} failed; each says how to fix it above", if *.failed == 1 { "" } else { "s" })]
 pub struct Unhealthy {
     /// How many checks failed.
     pub failed: usize,
+}
+
+impl Coded for Unhealthy {
+    fn exit_code(&self) -> u8 {
+        UNHEALTHY
+    }
 }
 
 /// Everything the checks look at, gathered first so the checks themselves are pure.

@@ -20,6 +20,7 @@ pub mod connect;
 pub mod doctor;
 pub mod duration;
 pub mod exit_code;
+pub mod failure;
 pub mod logging;
 pub mod login;
 pub mod output;

@@ -6,7 +6,7 @@
 //! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
 //! how-to-connect); lines for the user go through `output.rs`, which never panics on a
 //! failed stream. A command returns `Ok` or one error; `main` prints its chain once and exits
-//! with the code of the first error in the chain that has one (`cli/exit_code.rs`).
+//! with the code of the first error in the chain that has one (`failure.rs`).
 
 use std::process::ExitCode;
 
@@ -14,7 +14,7 @@ use anyhow::Context;
 use clap::Parser;
 
 use tidings_cli::args::{Cli, Command};
-use tidings_cli::{self as cli, exit_code, logging, output};
+use tidings_cli::{self as cli, exit_code, failure, logging, output};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     match run(cli.command) {
         Ok(()) => ExitCode::from(exit_code::SUCCESS),
         Err(error) => {
-            let code = exit_code::of(&error);
+            let code = failure::exit_code(&error);
             // A reader that closed our stdout is not worth a line.
             if code != exit_code::SUCCESS {
                 output::err(format_args!("tidings: {}", chain(&error)));
