@@ -2,8 +2,8 @@
 //! extension (SEP-3415, protocol 2026-07-28) to clients on a Unix socket and, optionally, on a
 //! loopback Streamable HTTP endpoint.
 //!
-//! Module map (each imports only modules listed after it; docs/architecture.md draws the
-//! tree):
+//! Module map (each imports only modules listed after it, tests aside; docs/architecture.md
+//! draws the tree):
 //! - [`app`]: what the menu-bar app calls, one function per bridge command, on a [`Handle`]:
 //!   the [`app::SettingsView`], settings changes, pause, the token, the connect snippet.
 //! - [`engine`]: the embedding API: [`Tidings::start`] runs socket, daemon, HTTP endpoint and
@@ -17,14 +17,9 @@
 //! - [`events`]: the `ServerHandler`: `server/discover`, `events/list|poll|stream|subscribe|
 //!   unsubscribe`, `subscriptions/listen`, `tidings/status`, the push stream loop, and the
 //!   pull tools (`tidings_check`, `tidings_wait`) for hosts on either era.
-//! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
 //!   limits and clients; builds the [`State`].
-//! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
-//! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
-//! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
-//!   Access, a store rebuilt, a settings edit rejected) and [`notices::deliver`], which shows
-//!   them through a `tidings_platform::Notifier`.
+//! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`clients`]: connections and HTTP tokens, stream slots and caps, subscriptions,
 //!   delivery counts, the activity log.
 //! - `heads`: per socket connection, one task that writes the frames of every stream of it at
@@ -33,11 +28,17 @@
 //!   stream reader threads.
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
 //! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers.
+//! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
+//!   Access, a store rebuilt, a settings edit rejected) and [`notices::deliver`], which shows
+//!   them through a `tidings_platform::Notifier`.
+//! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
+//! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
 //! - [`listen_alias`]: the one `subscriptions/listen` rewrite both transports use.
 //! - [`events_key`]: the one outbound rewrite both transports use: `capabilities.events`
 //!   beside the extension on `server/discover`, for clients of the extension's earlier draft.
 //! - [`limits`]: stream caps and frame size limits.
 //! - `home`: paths shown to clients with the home directory as `~`.
+//! - `sync`: the one poison-recovering lock.
 
 pub mod app;
 pub mod clients;
