@@ -145,7 +145,7 @@ export interface Delivery {
 /** The most backfill the engine accepts, in days (contract: 0..=365). */
 export const MAX_BACKFILL_DAYS = 365;
 
-/** One MCP host in the Connect section (`list_hosts`, crates/server/src/connect/app.rs). */
+/** One MCP host in the Connect section (`list_hosts`, crates/connect/src/app.rs). */
 export interface HostView {
   id: string;
   name: string;
