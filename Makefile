@@ -27,7 +27,7 @@ check:
 	TIDINGS_SKIP_INSTALL=1 scripts/test.sh
 
 build:
-	cargo build -p tidings-server -p tidings-shim
+	cargo build -p tidings-cli -p tidings-shim
 
 # Benchmarks (release); PART=fanout (or push,sustained,...) runs some: scripts/bench.sh.
 bench:

@@ -60,7 +60,7 @@ wait_for() {
 }
 
 echo "== app-e2e ($theme): building" >&2
-cargo build --locked -q -p tidings-app -p tidings-server
+cargo build --locked -q -p tidings-app -p tidings-cli
 app=$root/target/debug/tidings-app
 cli=$root/target/debug/tidings
 for tool in Xvfb trayer xdotool xwininfo import; do

@@ -3,9 +3,9 @@
 # same run (release builds). They report and never fail a test run; they are not in `make test`.
 #
 # PART (comma-separated; default all):
-#   push fanout sustained catchup maxage idle startup app   crates/server/benches/figures/
+#   push fanout sustained catchup maxage idle startup app   crates/cli/benches/figures/
 #   drain                                                  crates/core/benches/drain.rs
-#   latency                                                crates/server/benches/latency.rs
+#   latency                                                crates/cli/benches/latency.rs
 # The figures bench prints a summary table and writes its tables into docs/benchmarks.md
 # (TIDINGS_BENCH_DOCS=0 leaves the file alone); logs and the summary go to target/bench/.
 # The 1,000,000-message store is built once and cached under target/bench/.
@@ -40,13 +40,13 @@ if [ ${#wanted_figures[@]} -gt 0 ]; then
       cargo build --release -p tidings-app || echo "bench: the app did not build; its part will be skipped" >&2
     fi
   fi
-  cargo bench -p tidings-server --bench figures -- "${wanted_figures[@]}" || status=$?
+  cargo bench -p tidings-cli --bench figures -- "${wanted_figures[@]}" || status=$?
 fi
 if [ $run_drain = yes ]; then
   cargo bench -p tidings-core --bench drain || status=$?
 fi
 if [ $run_latency = yes ]; then
   # Idle CPU is the figures bench's `idle` part; the slow-flush table is this bench's own.
-  TIDINGS_BENCH_IDLE_SECS=${TIDINGS_BENCH_IDLE_SECS:-0} cargo bench -p tidings-server --bench latency || status=$?
+  TIDINGS_BENCH_IDLE_SECS=${TIDINGS_BENCH_IDLE_SECS:-0} cargo bench -p tidings-cli --bench latency || status=$?
 fi
 exit $status

@@ -46,10 +46,10 @@ cargo_profile=()
 build_sidecars() {
   local t=$1
   if [ "$t" = "$host" ]; then
-    cargo build --locked "${cargo_profile[@]}" -p tidings-server -p tidings-shim >&2
+    cargo build --locked "${cargo_profile[@]}" -p tidings-cli -p tidings-shim >&2
     echo "target/$profile"
   else
-    cargo build --locked "${cargo_profile[@]}" --target "$t" -p tidings-server -p tidings-shim >&2
+    cargo build --locked "${cargo_profile[@]}" --target "$t" -p tidings-cli -p tidings-shim >&2
     echo "target/$t/$profile"
   fi
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Type-checks the macOS side of the workspace's crates with `cargo check --target
 # aarch64-apple-darwin`. No Apple SDK is here, so no C or Objective-C can be compiled for the
-# target: SQLite is taken as linked, not bundled, for the check (LIBSQLITE3_SYS_USE_PKG_CONFIG;
-# a check links nothing), and the server is checked without `desktop-notifications` (its macOS
-# backend compiles Objective-C). The app (tidings-app and tidings-settings) is checked with
-# scripts/check-macos/no-cc standing in for the C compiler: its macOS stack (tao, tray-icon,
-# Tauri) needs objc2-exception-helper, whose build script compiles one Objective-C file, and
-# a check never uses the object. Needs ui/dist (tauri-build embeds it; `make ui`). Skips with
-# a clear message when the target cannot be installed.
+# target: SQLite is taken as linked, not bundled, for the check
+# (LIBSQLITE3_SYS_USE_PKG_CONFIG; a check links nothing), and the server and the CLI are
+# checked without `desktop-notifications` (its macOS backend compiles Objective-C). The app
+# (tidings-app and tidings-settings) is checked with scripts/check-macos/no-cc standing in for
+# the C compiler: its macOS stack (tao, tray-icon, Tauri) needs objc2-exception-helper, whose
+# build script compiles one Objective-C file, and a check never uses the object. Needs ui/dist
+# (tauri-build embeds it; `make ui`). Skips with a clear message when the target cannot be
+# installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,10 +20,11 @@ if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
     exit 0
   fi
 fi
-echo "== cargo check --target $target (platform, shim, core, server)" >&2
-cargo check --locked --target "$target" --all-targets -p tidings-platform -p tidings-shim
+echo "== cargo check --target $target (platform, shim, connect, core, server, cli)" >&2
+cargo check --locked --target "$target" --all-targets -p tidings-platform -p tidings-shim \
+  -p tidings-connect
 LIBSQLITE3_SYS_USE_PKG_CONFIG=1 cargo check --locked --target "$target" --all-targets \
-  -p tidings-core -p tidings-server --no-default-features
+  -p tidings-core -p tidings-server -p tidings-cli --no-default-features
 echo "== cargo check --target $target (the app: tidings-app, tidings-settings)" >&2
 CC_aarch64_apple_darwin="$PWD/scripts/check-macos/no-cc" LIBSQLITE3_SYS_USE_PKG_CONFIG=1 \
   cargo check --locked --target "$target" --all-targets -p tidings-app

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates (or reuses) a venv with the pinned Python MCP SDK for examples/python, and prints
-# its python. Used by the Rust test crates/server/tests/daemon/sdk_clients.rs; reinstalls only when
+# its python. Used by the Rust test crates/cli/tests/daemon/sdk_clients.rs; reinstalls only when
 # examples/python/requirements.txt changed. Usage: scripts/python-sdk-venv.sh DIR
 set -euo pipefail
 venv=${1:?usage: python-sdk-venv.sh DIR}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lays out examples/typescript with its pinned TypeScript MCP SDKs installed (npm ci) in DIR,
-# and prints DIR. Used by crates/server/tests/daemon/sdk_clients.rs; reinstalls only when the
+# and prints DIR. Used by crates/cli/tests/daemon/sdk_clients.rs; reinstalls only when the
 # lockfile changed. The script is copied beside node_modules because node resolves packages
 # from the script's own directory. Usage: scripts/typescript-sdk-deps.sh DIR
 set -euo pipefail

@@ -58,7 +58,7 @@ fn parse_simulate(text: &str) -> Result<Simulate, String> {
 }
 
 impl AppArgs {
-    /// The engine's start-up, as `tidings serve` builds it (crates/server/src/cli/serve.rs).
+    /// The engine's start-up, as `tidings serve` builds it (crates/cli/src/serve.rs).
     pub fn config(&self) -> Result<Config, StartError> {
         let mut config = if self.demo {
             Config::demo(DemoConfig {

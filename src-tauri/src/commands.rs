@@ -5,9 +5,9 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+use tidings_connect as connect;
 use tidings_server::app;
 use tidings_server::clients::Delivery;
-use tidings_server::connect;
 use tidings_server::{Handle, State, app::AllowCheck};
 
 use crate::AppEvent;
@@ -89,6 +89,12 @@ impl Context {
     }
 }
 
+/// Every host for the Connect section, with who is connected to this engine now.
+fn hosts_view(handle: &Handle) -> Vec<connect::app::HostView> {
+    let names = handle.state().borrow().client_names();
+    connect::app::hosts_view(&names, handle.socket_path())
+}
+
 /// Runs `command` with the page's `args` (camelCase keys, as Tauri's commands took them).
 /// Logged by name at info level (`-v`), never with its arguments: allowlist entries are
 /// personal.
@@ -158,7 +164,7 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             cx.main.send(AppEvent::Login(view.start_at_login.clone()));
             reply(view)
         }
-        "list_hosts" => reply(connect::app::hosts_view(handle)),
+        "list_hosts" => reply(hosts_view(handle)),
         "connect_host" => {
             let a: Host = parse(command, args)?;
             reply(connect::app::connect_host(&a.id, &a.mode, handle.socket_path()).await?)

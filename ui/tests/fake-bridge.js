@@ -55,7 +55,7 @@ export function installFakeBridge(seed) {
     return no(`\`${s}\` is not an address, a phone number, a domain or a prefix ending in \`*\``);
   }
 
-  // The Connect section's hosts, as the app lists them (crates/server/src/connect/app.rs).
+  // The Connect section's hosts, as the app lists them (crates/connect/src/app.rs).
   function defaultHosts() {
     const shim = "/Applications/Tidings.app/Contents/MacOS/tidings-mcp";
     const json = `{"mcpServers": {"tidings": {"command": "${shim}", "args": []}}}`;

@@ -46,7 +46,7 @@ impl Notifier for DesktopNotifier {
 }
 
 /// The notifier a daemon or the app shows notices with: [`DesktopNotifier`] when this build
-/// has the `desktop-notifications` feature (the default of `tidings-server`), else one that
+/// has the `desktop-notifications` feature (the default of `tidings-server` and `tidings-cli`), else one that
 /// says the build has none. The macOS type-check on Linux turns the feature off: its macOS
 /// backend compiles Objective-C, which needs Apple's SDK.
 pub fn desktop_notifier() -> std::sync::Arc<dyn Notifier> {

@@ -2,14 +2,12 @@
 //! extension (SEP-3415, protocol 2026-07-28) to clients on a Unix socket and, optionally, on a
 //! loopback Streamable HTTP endpoint.
 //!
-//! Module map (each imports only modules listed after it; docs/architecture.md draws the
-//! tree):
+//! Module map (each imports only modules listed after it, tests aside; docs/architecture.md
+//! draws the tree):
 //! - `ui_contract` (tests only): the settings window's TypeScript types and test fixtures,
 //!   rendered from this crate's types and a demo engine, checked against the committed files.
 //! - [`app`]: what the menu-bar app calls, one function per bridge command, on a [`Handle`]:
 //!   the [`app::SettingsView`], settings changes, pause, the token, the connect snippet.
-//! - [`connect`]: connecting MCP hosts: Tidings' entry written into (or removed from) a
-//!   host's config with every other byte kept, a backup first, and a handshake to prove it.
 //! - [`engine`]: the embedding API: [`Tidings::start`] runs socket, daemon, HTTP endpoint and
 //!   demo; the [`Handle`] is what `tidings serve` and the menu-bar app hold.
 //! - [`socket`]: the Unix socket: path, modes, peer uid check, stale socket, single instance,
@@ -21,10 +19,10 @@
 //! - [`events`]: the `ServerHandler`: `server/discover`, `events/list|poll|stream|subscribe|
 //!   unsubscribe`, `subscriptions/listen`, `tidings/status`, the push stream loop, and the
 //!   pull tools (`tidings_check`, `tidings_wait`) for hosts on either era.
-//! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
 //!   limits and clients; builds the [`State`]. Its methods live by what they serve: settings,
 //!   the settings watcher, pause, status, access record, notices, the layers' accessors.
+//! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
 //! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
 //! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
@@ -46,10 +44,10 @@
 //! - [`limits`]: stream caps and frame size limits.
 //! - `home`: paths shown to clients with the home directory as `~`.
 //! - [`settings_file`]: `settings.toml` written: core's text, the platform's atomic write.
+//! - `sync`: the one poison-recovering lock.
 
 pub mod app;
 pub mod clients;
-pub mod connect;
 pub mod daemon;
 pub mod demo;
 pub mod engine;

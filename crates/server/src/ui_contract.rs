@@ -92,12 +92,12 @@ impl Declarations {
 fn render_types() -> String {
     use crate::app::{AllowCheck, HttpView, LoginView, NotificationSwitch, SettingsView, TypeView};
     use crate::clients::Delivery;
-    use crate::connect::app::{HostView, Outcome};
-    use crate::connect::verify::Verification;
     use crate::state::{
         AllowlistSummary, ClientState, FullDiskAccess, HttpEndpointState, Mode, SettingsFileState,
         State, StoreAccess, StoreState, SubscriptionState, Transport, TypeState,
     };
+    use tidings_connect::app::{HostView, Outcome};
+    use tidings_connect::verify::Verification;
     use tidings_core::allowlist::AllowKind;
     use tidings_core::settings::NotificationKind;
 

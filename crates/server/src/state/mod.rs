@@ -78,6 +78,11 @@ impl State {
         self
     }
 
+    /// The `clientInfo.name`s of the connections, which say which hosts are connected now.
+    pub fn client_names(&self) -> Vec<String> {
+        self.clients.iter().filter_map(|c| c.name.clone()).collect()
+    }
+
     /// The tray's status line: what is wrong first (a rejected settings file, a store an
     /// enabled type cannot read, an HTTP endpoint that failed), then a pause, then how many
     /// clients listen (those with a subscription: `tidings status` itself does not count).

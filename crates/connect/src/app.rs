@@ -8,10 +8,9 @@ use tidings_platform::paths::Os;
 use tidings_platform::{Host, Launch, Mode, hosts};
 
 use super::{ConnectError, HostStatus, Target, Verification};
-use crate::Handle;
 
 /// One row of the Connect section.
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostView {
@@ -25,10 +24,10 @@ pub struct HostView {
 }
 
 /// What Connect or Disconnect did, for the row.
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[cfg_attr(test, ts(rename = "ConnectOutcome"))]
+#[cfg_attr(feature = "ts", ts(rename = "ConnectOutcome"))]
 pub struct Outcome {
     /// The file written.
     pub path: PathBuf,
@@ -66,22 +65,15 @@ fn target(id: &str) -> Result<Target, AppConnectError> {
     Target::current(host).ok_or(AppConnectError::NoHome)
 }
 
-/// Every host, with who is connected now from the engine's state.
-pub fn hosts_view(handle: &Handle) -> Vec<HostView> {
+/// Every host, with who is connected now: `names` are the `clientInfo.name`s of the engine's
+/// connections, `socket` the engine's socket (for the snippet).
+pub fn hosts_view(names: &[String], socket: &Path) -> Vec<HostView> {
     let Some(home) = std::env::home_dir() else {
         return Vec::new();
     };
-    let names: Vec<String> = handle
-        .state()
-        .borrow()
-        .clients
-        .iter()
-        .filter_map(|c| c.name.clone())
-        .collect();
     let shim = hosts::current_shim();
-    let socket = handle.socket_path();
     let processes = tidings_platform::default_processes();
-    super::list(&home, Os::CURRENT, Some(&names))
+    super::list(&home, Os::CURRENT, Some(names))
         .into_iter()
         .map(|status| {
             let host = Host::from_id(status.id).expect("listed hosts are known");

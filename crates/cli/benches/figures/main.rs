@@ -1,7 +1,7 @@
 //! `make bench`: every figure of issue 14 on the real daemon (`tidings serve`, release
 //! build) over its Unix socket, each beside a baseline measured in the same run, as a ratio.
 //!
-//! `cargo bench -p tidings-server --bench figures [-- PART...]`, or `make bench [PART=...]`.
+//! `cargo bench -p tidings-cli --bench figures [-- PART...]`, or `make bench [PART=...]`.
 //! Parts: push, fanout, sustained, catchup, maxage, idle, startup, app (default: all). Each
 //! prints its table as it finishes, the run ends with a summary, and the tables replace their
 //! blocks in docs/benchmarks.md (`TIDINGS_BENCH_DOCS=0` leaves the file alone). Daemon logs

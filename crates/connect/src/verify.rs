@@ -23,7 +23,7 @@ pub const TIMEOUT: Duration = Duration::from_secs(10);
 pub const CLIENT_NAME: &str = "tidings-connect-check";
 
 /// The result of a check.
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Verification {

@@ -14,6 +14,7 @@ use tidings_server::events::pull::{self, summary};
 
 use super::args::{CheckArgs, CheckFormat};
 use super::client::Client;
+use super::exit_code::{Coded, FAILURE, REFUSED, USAGE};
 use super::resolve_socket;
 use crate::output;
 
@@ -46,6 +47,16 @@ pub enum CheckError {
     /// The daemon's tool refused (a type turned off, a cursor from elsewhere).
     #[error("the daemon refused: {0}")]
     Refused(String),
+}
+
+impl Coded for CheckError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            CheckError::Name(_) => USAGE,
+            CheckError::Refused(_) => REFUSED,
+            CheckError::CursorFile { .. } => FAILURE,
+        }
+    }
 }
 
 /// Runs `check`; returns the exit code.

@@ -10,7 +10,7 @@
 //!    this process polling `PRAGMA data_version` every 0.1 ms (the floor: when the commit
 //!    became visible).
 //!
-//! `cargo bench -p tidings-server --bench hub`; `TIDINGS_BENCH_BIN` runs another build of
+//! `cargo bench -p tidings-cli --bench hub`; `TIDINGS_BENCH_BIN` runs another build of
 //! `tidings` (the tree before a change) under the same load. Figures are kept in docs/benchmarks.md.
 
 // Statistics over timings and counts: float conversions of small integers are exact enough.

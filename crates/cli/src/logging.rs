@@ -10,7 +10,7 @@ use tracing_subscriber::filter::FilterExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::cli::args::{Cli, Command};
+use crate::args::{Cli, Command};
 
 /// Logs to stderr. `serve` logs at info, `tail` and `status` at warn (their output is the
 /// point); `-v` / `TIDINGS_LOG=<level>` raise it (see [`log_filter`] for rmcp's own logs).

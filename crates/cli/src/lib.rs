@@ -1,17 +1,26 @@
-//! The `tidings` command line, one module per subcommand.
+//! The `tidings` command line: one module per subcommand, run by `main.rs` (the binary), which
+//! parses the arguments, sets up logging and ends with the exit code of the failure. The
+//! daemon itself is `tidings_server`; the host configs `connect` edits are `tidings_connect`.
 //!
-//! - `args`: the clap definitions and help texts.
-//! - `serve`: the headless daemon (real or demo) on the socket.
-//! - `tail`: a stream client that prints events as JSON lines.
-//! - `check`: hook digests: what is new since a named consumer's last call.
-//! - `status`: asks a daemon for `tidings/status`.
-//! - `doctor`: every check with its fix, and the bug report.
-//! - `token`: shows or rotates the HTTP token in the keychain, and tells a running daemon.
-//! - `login`: `install` / `uninstall`, the login item (`tidings_platform::login`).
-//! - `connect`: `connect`, `disconnect`, `clients`: an MCP host's config entry, and its check.
-//! - `client`: the newline-delimited JSON-RPC client `tail` and `status` share.
-//! - `duration`: `--max-age` values like `10m`.
-//! - `exit_code`: every exit code, named.
+//! Module map (each imports only modules listed after it; the commands also use this root's
+//! [`resolve_socket`] and [`interrupted`]):
+//! - [`failure`]: the exit code a failed command ends with, the one table over every error.
+//! - [`logging`]: stderr at a level per command and `-v`; `serve`'s log file.
+//! - [`serve`]: the headless daemon (real or demo) on the socket.
+//! - [`tail`]: a stream client that prints events as JSON lines.
+//! - [`check`]: hook digests: what is new since a named consumer's last call.
+//! - [`status`]: asks a daemon for `tidings/status`.
+//! - [`doctor`]: every check with its fix, and the bug report.
+//! - [`token`]: shows or rotates the HTTP token in the keychain, and tells a running daemon.
+//! - [`login`]: `install` / `uninstall`, the login item (`tidings_platform::login`).
+//! - [`connect`]: `connect`, `disconnect`, `clients`: an MCP host's config entry, and its
+//!   check.
+//! - [`args`]: the clap definitions and help texts.
+//! - [`client`]: the newline-delimited JSON-RPC client the commands share.
+//! - [`duration`]: `--max-age` values like `10m`.
+//! - [`exit_code`]: every exit code, named, and [`exit_code::Coded`], the error that knows
+//!   its code.
+//! - [`output`]: lines for the user that never fail the caller.
 
 pub mod args;
 pub mod check;
@@ -20,7 +29,10 @@ pub mod connect;
 pub mod doctor;
 pub mod duration;
 pub mod exit_code;
+pub mod failure;
+pub mod logging;
 pub mod login;
+pub mod output;
 pub mod serve;
 pub mod status;
 pub mod tail;

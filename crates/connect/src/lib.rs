@@ -206,7 +206,7 @@ pub fn apply(change: &Change, os: Os, processes: &dyn Processes) -> Result<Appli
 }
 
 /// One host's state for a listing.
-#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostStatus {

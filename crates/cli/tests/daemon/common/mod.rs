@@ -28,7 +28,7 @@ pub const WAIT: Duration = Duration::from_secs(20);
 /// The heartbeat period the test daemons run with.
 pub const HEARTBEAT_MS: u64 = 300;
 
-/// Exit codes the binaries promise (mirrors `src/cli/exit_code.rs` and the shim's).
+/// Exit codes the binaries promise (mirrors `src/exit_code.rs` and the shim's).
 pub const NOT_RUNNING: i32 = 69;
 pub const ALREADY_RUNNING: i32 = 75;
 pub const REFUSED: i32 = 65;

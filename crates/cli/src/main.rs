@@ -1,24 +1,22 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
-//! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports on it, `token` shows or
-//! rotates the HTTP endpoint's token, `install` / `uninstall` manage the login item,
-//! `doctor` checks everything and writes bug reports. See `cli/`.
+//! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports
+//! on it, `token` shows or rotates the HTTP endpoint's token, `install` / `uninstall` manage
+//! the login item, `connect` / `disconnect` / `clients` write hosts' configs, `doctor` checks
+//! everything and writes bug reports. The commands are the `tidings_cli` library (its
+//! `lib.rs` has the module map); this file only dispatches.
 //!
 //! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
 //! how-to-connect); lines for the user go through `output.rs`, which never panics on a
 //! failed stream. A command returns `Ok` or one error; `main` prints its chain once and exits
-//! with the code of the first error in the chain that has one (`cli/exit_code.rs`).
-
-mod cli;
-mod logging;
-mod output;
+//! with the code of the first error in the chain that has one (`failure.rs`).
 
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Parser;
 
-use cli::args::{Cli, Command};
-use cli::exit_code;
+use tidings_cli::args::{Cli, Command};
+use tidings_cli::{self as cli, exit_code, failure, logging, output};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -37,7 +35,7 @@ fn main() -> ExitCode {
     match run(cli.command) {
         Ok(()) => ExitCode::from(exit_code::SUCCESS),
         Err(error) => {
-            let code = exit_code::of(&error);
+            let code = failure::exit_code(&error);
             // A reader that closed our stdout is not worth a line.
             if code != exit_code::SUCCESS {
                 output::err(format_args!("tidings: {}", chain(&error)));

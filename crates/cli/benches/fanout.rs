@@ -6,7 +6,7 @@
 //! `--no-shared-reads` (every stream reads on its own, as before), the baseline.
 //!
 //! `TIDINGS_BENCH_FANOUT` lists the Ns (default `1,10,100,1000`).
-//! `cargo bench -p tidings-server --bench fanout`.
+//! `cargo bench -p tidings-cli --bench fanout`.
 
 #![allow(
     clippy::too_many_lines,

@@ -11,7 +11,7 @@
 //!    against a bare reader in this process polling `PRAGMA data_version`: the moment it sees
 //!    the commit is when the row became visible.
 //!
-//! `cargo bench -p tidings-server --bench latency` (or `make bench`). Figures are kept in
+//! `cargo bench -p tidings-cli --bench latency` (or `make bench`). Figures are kept in
 //! docs/benchmarks.md. `TIDINGS_BENCH_BIN=PATH` measures another build of `tidings`.
 
 // Statistics over timings and counts: float conversions of small integers are exact enough.

@@ -5,14 +5,15 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use tidings_connect::{self as connect, Target};
 use tidings_platform::paths::Os;
 use tidings_platform::{Host, Launch, Mode, hosts};
 use tidings_protocol::{fields, meta, methods};
-use tidings_server::connect::{self, Target};
 use tidings_server::state::State;
 
 use super::args::{ClientsArgs, ConnectArgs, DisconnectArgs};
 use super::client::Client;
+use super::exit_code::{CONFIG, Coded, FAILURE, USAGE};
 use super::resolve_socket;
 
 /// What went wrong with the command line or the host's config.
@@ -39,6 +40,18 @@ pub enum ConnectCliError {
     /// The written entry did not answer.
     #[error("the entry was written, but the check failed: {0}")]
     NotConnected(String),
+}
+
+impl Coded for ConnectCliError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            ConnectCliError::UnknownHost(_)
+            | ConnectCliError::NoHost
+            | ConnectCliError::BadShim(_) => USAGE,
+            ConnectCliError::NoHome | ConnectCliError::NoShim => CONFIG,
+            ConnectCliError::NotConnected(_) => FAILURE,
+        }
+    }
 }
 
 fn host_ids() -> String {
