@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Fails when a crate's modules import each other in a cycle (part of `make test`).
+"""Fails when a crate's modules import each other in a cycle, or a map lies (`make test`).
 
 For every crate in the workspace it reads each module's non-test code, finds the sibling
 modules it names (`crate::a`, `super::b`, `self::c`, or a bare path from a `use` of the parent),
 and checks, at every level of the module tree, that the graph of siblings has no cycle. Test
 code (`#[cfg(test)]` items, `tests.rs`, `tests/` directories) may reach anywhere and is skipped.
-Names re-exported by a parent (`pub use engine::Handle;`) count as the module they come from.
+A crate root whose module map says each module "imports only modules listed after it" is
+held to it. Names re-exported by a parent (`pub use engine::Handle;`) count as the module they come from.
 Prints each cycle found with the files that close it.
 """
 
@@ -149,6 +150,28 @@ def cycles_at(parent, modules):
     return found
 
 
+def map_order_problems(root, crate):
+    """A crate root whose map says "each imports only modules listed after it": is it so?"""
+    with open(root, encoding="utf-8") as f:
+        text = f.read()
+    if "listed after it" not in text:
+        return []
+    order = []
+    for line in re.findall(r"^//! - (.*)$", text, re.M):
+        for name in re.findall(r"`([a-z_][a-z0-9_]*)`", line.split(":")[0]):
+            if name in crate.children and name not in order:
+                order.append(name)
+    found = [f"{name} is missing from the map" for name in crate.children if name not in order]
+    for name, child in crate.children.items():
+        for module in walk(child):
+            for chain in names(module):
+                target = crate.reexports.get(chain[0], chain[0]) if chain else None
+                if target in order and name in order and order.index(target) < order.index(name):
+                    found.append(f"{name} imports {target}, listed before it "
+                                 f"({os.path.relpath(module.path, ROOT)})")
+    return sorted(set(found))
+
+
 def crate_roots():
     for top in CRATE_DIRS:
         base = os.path.join(ROOT, top)
@@ -173,10 +196,14 @@ def main():
                 print(f"module cycle in {where}:", file=sys.stderr)
                 for a, b, path in cycle:
                     print(f"  {a} -> {b}  ({os.path.relpath(path, ROOT)})", file=sys.stderr)
+        for problem in map_order_problems(root, crate):
+            problems += 1
+            print(f"{os.path.relpath(root, ROOT)}'s module map: {problem}", file=sys.stderr)
     if problems:
-        print(f"{problems} module cycle(s): make the imports point one way", file=sys.stderr)
+        print(f"{problems} problem(s): make the imports point one way, the maps true",
+              file=sys.stderr)
         return 1
-    print("no module cycles", file=sys.stderr)
+    print("no module cycles; the ordered module maps hold", file=sys.stderr)
     return 0
 
 

@@ -4,6 +4,7 @@
 //!
 //! - `app`: what the app's Connect section calls.
 //! - `edit`: the entry in the config text, every other byte kept.
+//! - `error`: why a config text cannot be edited ([`edit::EditError`]), below every editor.
 //! - `file`: read, back up, replace atomically.
 //! - `verify`: the handshake through the written command.
 //! - `yaml`: the entry in Goose's YAML, checked before and after the edit.
@@ -12,6 +13,7 @@
 
 pub mod app;
 pub mod edit;
+mod error;
 pub mod file;
 pub mod verify;
 pub mod yaml;

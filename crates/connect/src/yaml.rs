@@ -16,7 +16,7 @@ use serde_json::Value;
 use tidings_platform::hosts::SERVER_NAME;
 use yaml_edit::{MappingBuilder, SequenceBuilder, YamlFile};
 
-use super::edit::EditError;
+use crate::error::EditError;
 
 /// Tidings' entry under `key` in `text`, as JSON, if it has one.
 pub fn read(key: &'static str, text: &str) -> Result<Option<Value>, EditError> {

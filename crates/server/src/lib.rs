@@ -25,9 +25,6 @@
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
 //! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
 //! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
-//! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
-//!   Access, a store rebuilt, a settings edit rejected) and [`notices::deliver`], which shows
-//!   them through a `tidings_platform::Notifier`.
 //! - [`clients`]: the registry of connections and HTTP tokens; admission (stream slots under
 //!   the caps, stream ids, the socket's connection cap); activity (subscriptions, delivery
 //!   counts, the activity log).
@@ -38,6 +35,9 @@
 //! - [`hub`]: store watchers (notify: FSEvents/inotify), the cheap change check, wake-ups.
 //! - [`state`]: the one serialisable model ([`State`]) that `tidings/status` answers; its
 //!   parts by file: the stores, the clients, the board (HTTP and settings-file state).
+//! - [`notices`]: what the user is told ([`notices::Notice`]: first subscription, Full Disk
+//!   Access, a store rebuilt, a settings edit rejected) and [`notices::deliver`], which shows
+//!   them through a `tidings_platform::Notifier`.
 //! - [`listen_alias`]: the one `subscriptions/listen` rewrite both transports use.
 //! - [`events_key`]: the one outbound rewrite both transports use: `capabilities.events`
 //!   beside the extension on `server/discover`, for clients of the extension's earlier draft.
