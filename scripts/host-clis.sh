@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned host CLIs of integrations/host-clis (Claude Code, Codex, Gemini CLI) with
 # npm ci in DIR, beside the scripted model API, and prints DIR. Used by the Rust test
-# crates/cli/tests/daemon/real_hosts.rs; reinstalls only when the lockfile changed.
+# crates/cli/tests/daemon/real_hosts/; reinstalls only when the lockfile changed.
 # Usage: scripts/host-clis.sh DIR
 set -euo pipefail
 dir=${1:?usage: host-clis.sh DIR}

@@ -130,7 +130,7 @@ pub fn reach_sentence(ty: EventType, settings: &EventSettings) -> String {
         return format!("{title} is off: no agent receives any.");
     }
     if settings.allow.is_empty() {
-        // The sender bound (request.rs): with no allowlist, a client must name its senders,
+        // The sender bound (`request/`): with no allowlist, a client must name its senders,
         // and then gets whichever it names.
         return format!(
             "Agents can receive {noun} from any sender they name themselves; add senders here \

@@ -1,4 +1,4 @@
-// Generated from the engine's Rust types by crates/server/src/ui_contract.rs (ts-rs):
+// Generated from the engine's Rust types by crates/server/src/ui_contract/ (ts-rs):
 // do not edit. After changing a type the bridge carries, run
 // `TIDINGS_BLESS=1 cargo test -p tidings-server --lib ui_contract`.
 

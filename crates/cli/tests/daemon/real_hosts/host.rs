@@ -67,7 +67,7 @@ impl Host {
             Host::Codex => write(
                 ".codex/config.toml",
                 &format!(
-                    "# The scripted model API of real_hosts.rs; `tidings connect` adds its \
+                    "# The scripted model API of the real-host tests; `tidings connect` adds its \
                      entry below.\n\
                      model = \"scripted\"\n\
                      model_provider = \"scripted\"\n\

@@ -104,7 +104,7 @@ fn render_types() -> String {
     let mut d = Declarations {
         config: config(),
         text: format!(
-            "// Generated from the engine's Rust types by crates/server/src/ui_contract.rs (ts-rs):\n\
+            "// Generated from the engine's Rust types by crates/server/src/ui_contract/ (ts-rs):\n\
              // do not edit. After changing a type the bridge carries, run\n\
              // `{BLESS}`.\n"
         ),
@@ -151,7 +151,7 @@ fn render_types() -> String {
         .collect();
     assert!(
         missing.is_empty(),
-        "add these types to render_types in ui_contract.rs (derive ts_rs::TS on them as their \
+        "add these types to render_types in ui_contract/mod.rs (derive ts_rs::TS on them as their \
          neighbours do): {missing:?}"
     );
     // ts-rs leaves a space at the end of a line that opens an object: not kept.
