@@ -41,7 +41,8 @@ const VARIETY_SEED: u64 = 42;
 
 /// The demo settings: both types on, allowlisted to the reserved example domains (with their
 /// subdomains) and the reserved phone range +1 202 555 0100 to 0199. Checked by a unit test.
-pub const DEMO_SETTINGS: &str = r#"# Tidings demo settings. Edit and save: the running daemon applies changes at once.
+pub const DEMO_SETTINGS: &str = r#"# Tidings demo settings. Edit and save: the running daemon applies a change within a
+# second, or after five when it widens what agents see (docs/security.md).
 # Only senders on an allowlist can ever reach a client; the demo allows the reserved
 # example domains (and their subdomains) and the reserved phone range +1 202 555 0100-0199.
 
