@@ -48,8 +48,8 @@ pub struct ChannelArgs {
     pub preset: Option<String>,
 }
 
-/// The event types `--type` accepts.
-pub const TYPES: [&str; 2] = ["mail.received", "messages.received"];
+/// The event types `--type` accepts: every type the daemon serves.
+pub use tidings_protocol::event_types::ALL as TYPES;
 
 /// A command line we cannot act on.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
