@@ -4,7 +4,6 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The file's text, `None` when it does not exist. Not UTF-8 is an `InvalidData` error.
@@ -49,12 +48,13 @@ pub fn backup(path: &Path) -> io::Result<PathBuf> {
 /// given the old file's mode (0600 for a new file: configs can hold tokens), then renamed
 /// over it. Creates missing parent directories.
 pub fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
-    let mode = fs::metadata(path).map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    tidings_platform::files::write_atomic(path, text.as_bytes(), mode)
+    tidings_platform::files::replace_keeping_mode(path, text.as_bytes(), 0o600)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
     use super::*;
 
     #[test]

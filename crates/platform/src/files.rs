@@ -26,6 +26,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// Replaces `path` with `bytes` through [`write_atomic`], keeping the file's permission bits;
+/// a file that is not there yet gets `new_mode`. For files the user owns and may have
+/// narrowed or widened by hand (a host's config, `settings.toml`).
+pub fn replace_keeping_mode(path: &Path, bytes: &[u8], new_mode: u32) -> io::Result<()> {
+    let mode = fs::metadata(path).map_or(new_mode, |m| m.permissions().mode() & 0o7777);
+    write_atomic(path, bytes, mode)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,5 +49,18 @@ mod tests {
         assert_eq!(mode, 0o600);
         let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1, "only the file itself: {names:?}");
+    }
+
+    #[test]
+    fn a_replace_keeps_the_mode_and_a_new_file_gets_the_one_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        replace_keeping_mode(&path, b"one", 0o600).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&path), 0o600);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        replace_keeping_mode(&path, b"two", 0o600).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        assert_eq!(mode(&path), 0o640);
     }
 }

@@ -1,7 +1,6 @@
 //! Writing `settings.toml`: core gives the file's new text (edited in place, comments kept),
 //! and the platform's one atomic write puts it there, keeping the file's mode.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 use tidings_core::Settings;
@@ -30,21 +29,22 @@ pub fn create_if_missing(path: &Path) -> Result<bool, SettingsError> {
     Ok(true)
 }
 
-/// Replace `path` with `text` through `tidings_platform::files::write_atomic` (a synced
-/// temporary file renamed over it, parent directories created), keeping the file's permission
-/// bits; a new file gets [`NEW_FILE_MODE`].
+/// Replace `path` with `text` through the platform's atomic write (a synced temporary file
+/// renamed over it, parent directories created), keeping the file's permission bits; a new
+/// file gets [`NEW_FILE_MODE`].
 pub fn write(path: &Path, text: &str) -> Result<(), SettingsError> {
-    let mode = std::fs::metadata(path).map_or(NEW_FILE_MODE, |m| m.permissions().mode() & 0o777);
-    tidings_platform::files::write_atomic(path, text.as_bytes(), mode).map_err(|source| {
-        SettingsError::Io {
+    tidings_platform::files::replace_keeping_mode(path, text.as_bytes(), NEW_FILE_MODE).map_err(
+        |source| SettingsError::Io {
             path: path.to_owned(),
             source,
-        }
-    })
+        },
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
     use tidings_core::filter::SenderPattern;
     use tidings_core::settings::AllowEntry;
 
