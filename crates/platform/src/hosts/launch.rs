@@ -34,9 +34,19 @@ impl<'a> Launch<'a> {
     /// itself, judged from this process's environment ([`super::socket_arg`]): what
     /// `tidings connect`, the app and `--print-config` write.
     pub fn reaching(host: Host, shim: &'a Path, mode: Mode, socket: &'a Path) -> Launch<'a> {
-        Launch::new(shim, mode).with_socket(super::socket_arg(host, socket, &|name| {
-            std::env::var_os(name)
-        }))
+        Launch::reaching_in(host, shim, mode, socket, &|name| std::env::var_os(name))
+    }
+
+    /// [`Launch::reaching`], judged from the environment `env` reads (`HOME`, the runtime
+    /// directory): for a test, or a caller that answers for another environment.
+    pub fn reaching_in(
+        host: Host,
+        shim: &'a Path,
+        mode: Mode,
+        socket: &'a Path,
+        env: &impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Launch<'a> {
+        Launch::new(shim, mode).with_socket(super::socket_arg(host, socket, env))
     }
 
     /// The same, naming `socket` (or not, for `None`).

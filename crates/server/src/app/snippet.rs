@@ -19,10 +19,6 @@ pub(super) fn snippet_for(
 ) -> String {
     use tidings_platform::{Host, Launch, Mode, hosts};
     // The common shape's hosts are taken to pass the narrowest environment.
-    let launch = Launch::new(shim, Mode::Tools).with_socket(hosts::socket_arg(
-        Host::ClaudeDesktop,
-        socket,
-        env,
-    ));
+    let launch = Launch::reaching_in(Host::ClaudeDesktop, shim, Mode::Tools, socket, env);
     hosts::generic_snippet(&launch)
 }
