@@ -26,6 +26,8 @@
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
 //! - [`panes`]: opening System Settings at the Full Disk Access or Login Items pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
+//! - [`region`]: the user's region (`US`), from macOS's `AppleLocale` or the Linux locale
+//!   variables, for reading national numbers on Contacts cards.
 //! - [`menu_bar`]: [`MenuBarPresence`], whether the app's menu-bar icon is shown: the status
 //!   item's window on macOS (feature `menu-bar`), the tray hosts (a `StatusNotifier` host on the
 //!   session bus, an `XEmbed` system tray) on Linux. Each side compiles on its own OS only.
@@ -61,6 +63,7 @@ pub mod notifier;
 pub mod panes;
 pub mod paths;
 pub mod processes;
+pub mod region;
 pub mod version;
 
 pub use command::{
