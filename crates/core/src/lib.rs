@@ -13,6 +13,8 @@
 //! - [`allowlist`]: the allowlist in words for the app: entry kinds, checks, reach sentences.
 //! - [`settings`]: what the user decides, saved as TOML: the model, its errors, the file's
 //!   text (core writes no file; the caller writes the text it is given).
+//! - [`contacts`]: the user's Contacts stores read-only: people, groups, their handles in the
+//!   stores' form, and the person and group allowlist entries they resolve.
 //! - [`backfill`]: the guard that keeps rows dated long before they appeared from becoming
 //!   events.
 //! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.
@@ -38,6 +40,7 @@
 
 pub mod allowlist;
 pub mod backfill;
+pub mod contacts;
 pub mod cursor;
 pub mod dates;
 pub mod descriptor;

@@ -2,7 +2,11 @@
 //!
 //! They go out as data, but a client may paste them into a prompt or a terminal, so we strip
 //! control characters (C0, C1, DEL), bidirectional overrides and zero-width format characters
-//! that can hide or reorder text, and cap the length.
+//! that can hide or reorder text, and cap the length. Also a path escaped for an `SQLite`
+//! `file:` URI, which every store reader opens with.
+
+use std::fmt::Write as _;
+use std::path::Path;
 
 /// The longest subject we pass on, in characters.
 pub const MAX_SUBJECT_CHARS: usize = 500;
@@ -89,6 +93,21 @@ fn is_hidden(c: char) -> bool {
         )
 }
 
+/// Escape a path for an `SQLite` `file:` URI: `%`, `?` and `#` end or change the path, and a
+/// space (as in "Envelope Index") is safest escaped too.
+pub fn uri_escape(path: &Path) -> String {
+    let mut out = String::new();
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b if b.is_ascii_graphic() && !matches!(b, b'%' | b'?' | b'#') => out.push(*b as char),
+            b => {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +184,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn uri_escape_keeps_slashes_and_escapes_specials() {
+        assert_eq!(
+            uri_escape(Path::new("/a b/c?d#e%f")),
+            "/a%20b/c%3Fd%23e%25f"
+        );
+        assert_eq!(uri_escape(Path::new("/x/ü")), "/x/%C3%BC");
     }
 }

@@ -1,6 +1,5 @@
 //! Opening a store read-only, noticing when its file is replaced, and naming what went wrong.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use crate::cursor::FileIdentity;
 use crate::error::StoreError;
 use crate::stores::read::{Read, Unreadable};
 use crate::stores::{Found, Scan, Stamp};
+use crate::text::uri_escape;
 
 /// The `-wal` beside a database: its path with `-wal` appended.
 fn wal_path(db: &Path) -> PathBuf {
@@ -467,33 +467,9 @@ impl<C: Copy> StoreHandle<C> {
     }
 }
 
-/// Escape a path for an `SQLite` `file:` URI: `%`, `?` and `#` end or change the path, and a
-/// space (as in "Envelope Index") is safest escaped too.
-fn uri_escape(path: &Path) -> String {
-    let mut out = String::new();
-    for b in path.as_os_str().as_encoded_bytes() {
-        match b {
-            b if b.is_ascii_graphic() && !matches!(b, b'%' | b'?' | b'#') => out.push(*b as char),
-            b => {
-                let _ = write!(out, "%{b:02X}");
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uri_escape_keeps_slashes_and_escapes_specials() {
-        assert_eq!(
-            uri_escape(Path::new("/a b/c?d#e%f")),
-            "/a%20b/c%3Fd%23e%25f"
-        );
-        assert_eq!(uri_escape(Path::new("/x/ü")), "/x/%C3%BC");
-    }
 
     /// A step's calls after its stamp use the stamp's look (the store moved away after the
     /// stamp is still read through the open connection); outside a step, and in a step begun
