@@ -26,8 +26,8 @@
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
 //! - [`panes`]: opening System Settings at the Full Disk Access or Login Items pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
-//! - [`region`]: the user's region (`US`), from macOS's `AppleLocale` or the Linux locale
-//!   variables, for reading national numbers on Contacts cards.
+//! - [`locale`]: the user's locale (`en_US`), from macOS's `AppleLocale` or the Linux locale
+//!   variables, whose region reads national numbers on Contacts cards.
 //! - [`menu_bar`]: [`MenuBarPresence`], whether the app's menu-bar icon is shown: the status
 //!   item's window on macOS (feature `menu-bar`), the tray hosts (a `StatusNotifier` host on the
 //!   session bus, an `XEmbed` system tray) on Linux. Each side compiles on its own OS only.
@@ -57,13 +57,13 @@ pub mod files;
 pub mod hosts;
 pub mod keychain;
 pub mod launcher;
+pub mod locale;
 pub mod login;
 pub mod menu_bar;
 pub mod notifier;
 pub mod panes;
 pub mod paths;
 pub mod processes;
-pub mod region;
 pub mod version;
 
 pub use command::{
