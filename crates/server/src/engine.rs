@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::clients::Activity;
-use crate::daemon::{Daemon, DaemonConfig, DaemonError, FLUSH_GRACE};
+use crate::daemon::{ContactsSource, Daemon, DaemonConfig, DaemonError, FLUSH_GRACE};
 use crate::demo::{Demo, DemoError, DemoHome, Layout};
 use crate::http::HttpError;
 use crate::http::auth::AuthMode;
@@ -213,6 +213,7 @@ impl Tidings {
                 }
                 let config = DaemonConfig {
                     store_paths: StorePaths::for_home(&home),
+                    contacts: ContactsSource::for_user(&home),
                     settings_path: settings,
                     engine_limits,
                     limits,
@@ -229,6 +230,7 @@ impl Tidings {
                 let running = Demo::start(&home, demo.simulate)?;
                 let config = DaemonConfig {
                     store_paths: home.store_paths(),
+                    contacts: home.contacts_source(),
                     settings_path: home.settings_path(),
                     engine_limits,
                     limits,

@@ -16,12 +16,14 @@
 //! - `status`: the [`State`] built, rebuilt on each change and watched;
 //! - `access`: the record of the last build that could read a store (a stale grant);
 //! - `notices`: the user's notices and what raises them;
+//! - `people`: the Contacts, read at start and again when their files change;
 //! - `layers`: what the socket, the handler, HTTP and the watchers reach through the handle.
 
 mod access;
 mod layers;
 mod notices;
 mod pause;
+mod people;
 mod settings;
 mod settings_watch;
 mod status;
@@ -45,6 +47,7 @@ use crate::state::{Board, State};
 use crate::sync::lock;
 
 pub use access::build_id;
+pub use people::ContactsSource;
 pub(crate) use layers::TokenReload;
 
 /// Everything the daemon needs to start.
@@ -53,6 +56,8 @@ pub struct DaemonConfig {
     pub store_paths: StorePaths,
     /// `settings.toml`; watched, and edits apply live.
     pub settings_path: PathBuf,
+    /// Where the Contacts stores live, and the region their numbers are read in.
+    pub contacts: ContactsSource,
     /// Bounds on the engine's work per call.
     pub engine_limits: Limits,
     /// Stream caps, frame limit, heartbeat and safety tick.
@@ -132,6 +137,10 @@ struct Inner {
     /// Where the last version that could read a store is remembered, and that version
     /// (docs/decisions/doctor.md, "A stale grant").
     access_record: Mutex<Option<(PathBuf, Option<String>)>>,
+    /// Where the Contacts are read from.
+    contacts_source: ContactsSource,
+    /// The Contacts as last read; the settings in force carry them.
+    contacts: Mutex<Arc<tidings_core::contacts::Contacts>>,
     /// What the settings watcher did, for tests that count reloads.
     #[cfg(test)]
     watch_counts: settings_watch::Counts,
@@ -164,6 +173,7 @@ impl Daemon {
         );
         let board = Arc::new(Board::default());
         let clients = Clients::new(config.limits.clone(), board.clone());
+        let contacts = people::initial(&config.contacts);
         let daemon = Daemon {
             inner: Arc::new(Inner {
                 fanout,
@@ -188,12 +198,15 @@ impl Daemon {
                 notices: broadcast::Sender::new(NOTICE_BACKLOG),
                 announced: Mutex::new(HashSet::new()),
                 access_record: Mutex::new(None),
+                contacts_source: config.contacts,
+                contacts: Mutex::new(contacts),
                 #[cfg(test)]
                 watch_counts: settings_watch::Counts::default(),
             }),
         };
         daemon.inner.state.send_replace(daemon.state());
         status::spawn_state_builder(&daemon);
+        people::spawn_watch(&daemon);
         notices::spawn_rebuild_notices(&daemon);
         let watcher = settings_watch::start(&daemon, seen)?;
         *lock(&daemon.inner.settings_watcher) = Some(watcher);

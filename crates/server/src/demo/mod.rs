@@ -150,6 +150,13 @@ impl DemoHome {
         StorePaths::for_home(&self.root)
     }
 
+    /// The demo's Contacts, read as a Mac in the United States would (the simulator's phone
+    /// numbers are American, and the cards write them nationally).
+    pub fn contacts_source(&self) -> crate::daemon::ContactsSource {
+        let us = tidings_core::contacts::Region::parse("US").expect("US is a region");
+        crate::daemon::ContactsSource::for_home(&self.root, us)
+    }
+
     /// `<dir>/settings.toml`.
     pub fn settings_path(&self) -> PathBuf {
         self.root.join("settings.toml")
