@@ -405,6 +405,7 @@ mod tests {
 
     #[test]
     fn people_entries_are_checked_and_described_by_state() {
+        use EntryState::{Missing, Ok as Fine, Unreadable};
         let mail = EventType::MailReceived;
         assert_eq!(
             check_allow_entry(mail, "person: Ana Ruiz [A1:ABPerson]"),
@@ -426,16 +427,17 @@ mod tests {
             "duplicates dropped"
         );
 
-        let mut s = Settings::default();
-        s.mail = entries(&[
-            "acme.com",
-            "person: Ana Ruiz [A1:ABPerson]",
-            "group: Family",
-        ]);
+        let mut s = Settings {
+            mail: entries(&[
+                "acme.com",
+                "person: Ana Ruiz [A1:ABPerson]",
+                "group: Family",
+            ]),
+            ..Settings::default()
+        };
         let states = |s: &Settings| -> Vec<EntryState> {
             describe(s, mail).iter().map(|v| v.state).collect()
         };
-        use EntryState::{Missing, Ok as Fine, Unreadable};
         assert_eq!(states(&s), [Fine, Unreadable, Unreadable]);
         s.contacts = ContactsInForce::new(crate::contacts::Contacts::from_parts(
             vec![],
