@@ -8,9 +8,10 @@
 
 use serde::Serialize;
 
+use crate::contacts::{PeopleEntry, PeopleKind, Resolved};
 use crate::event::EventType;
 use crate::filter::{MAX_PATTERN_LEN, SenderPattern, is_phone_handle};
-use crate::settings::{AllowEntry, EventSettings};
+use crate::settings::{AllowEntry, ContactsInForce, EventSettings, Settings};
 use crate::text::{MAX_QUOTE_CHARS, sanitize};
 
 /// The most entries one type's allowlist may hold when set from the app (the file itself is
@@ -38,6 +39,10 @@ pub enum AllowKind {
     PhonePrefix,
     /// E-mail addresses starting with the text before `*` (`noreply*`).
     AddressPrefix,
+    /// A card in Contacts (`person: Ana Ruiz [ID]`): its numbers and addresses.
+    Person,
+    /// A group in Contacts (`group: Family [ID]`): its members' numbers and addresses.
+    Group,
 }
 
 impl AllowKind {
@@ -49,17 +54,95 @@ impl AllowKind {
             SenderPattern::Domain(_) => AllowKind::Domain,
             SenderPattern::Prefix(p) if is_phone_handle(p) => AllowKind::PhonePrefix,
             SenderPattern::Prefix(_) => AllowKind::AddressPrefix,
+            // Only a people entry that resolves to nobody expands to `Nobody`.
+            SenderPattern::Nobody => AllowKind::Person,
         }
+    }
+
+    /// The kind of an entry as saved.
+    pub fn of_entry(entry: &AllowEntry) -> AllowKind {
+        match entry {
+            AllowEntry::Sender(p) => AllowKind::of(p),
+            AllowEntry::People(e) => match e.kind {
+                PeopleKind::Person => AllowKind::Person,
+                PeopleKind::Group => AllowKind::Group,
+            },
+        }
+    }
+}
+
+/// Whether a people entry stands for anyone now, for status and the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum EntryState {
+    /// A sender entry, or a people entry found in Contacts.
+    Ok,
+    /// No such card or group (deleted, or a name nobody has): it allows nobody.
+    Missing,
+    /// A name-only entry that several cards or groups share: it allows nobody until an id
+    /// is picked.
+    Ambiguous,
+    /// Contacts could not be read: it allows nobody until they can.
+    Unreadable,
+}
+
+/// One allowlist entry described for status and the app.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EntryView {
+    /// The entry as saved.
+    pub entry: String,
+    /// Its kind.
+    pub kind: AllowKind,
+    /// What to show: the name of a person or group, the pattern of a sender entry.
+    pub label: String,
+    /// Whether it stands for anyone now.
+    pub state: EntryState,
+}
+
+/// The state of one entry with `contacts` in force.
+pub fn entry_state(entry: &AllowEntry, contacts: &ContactsInForce) -> EntryState {
+    match entry {
+        AllowEntry::Sender(_) => EntryState::Ok,
+        AllowEntry::People(e) => match contacts.resolve(e) {
+            Resolved::Handles(_) => EntryState::Ok,
+            Resolved::Missing => EntryState::Missing,
+            Resolved::Ambiguous(_) => EntryState::Ambiguous,
+            Resolved::Unreadable => EntryState::Unreadable,
+        },
+    }
+}
+
+/// Every entry of `ty`'s allowlist with its kind, label and state, in order.
+pub fn describe(settings: &Settings, ty: EventType) -> Vec<EntryView> {
+    settings
+        .for_type(ty)
+        .allow
+        .iter()
+        .map(|e| EntryView {
+            entry: e.to_string(),
+            kind: AllowKind::of_entry(e),
+            label: label(e),
+            state: entry_state(e, &settings.contacts),
+        })
+        .collect()
+}
+
+/// What an entry is called: a person's or group's name, or the pattern itself.
+fn label(entry: &AllowEntry) -> String {
+    match entry {
+        AllowEntry::Sender(p) => p.to_string(),
+        AllowEntry::People(e) => e.name.clone(),
     }
 }
 
 /// Check one entry of `ty`'s allowlist as it is typed: its kind, or why it is refused, in a
 /// sentence that quotes the entry (cut to a few dozen characters).
 pub fn check_allow_entry(ty: EventType, entry: &str) -> Result<AllowKind, String> {
-    check(ty, entry).map(|p| AllowKind::of(&p))
+    check(ty, entry).map(|e| AllowKind::of_entry(&e))
 }
 
-fn check(ty: EventType, entry: &str) -> Result<SenderPattern, String> {
+fn check(ty: EventType, entry: &str) -> Result<AllowEntry, String> {
     let s = entry.trim();
     let quoted = sanitize(s, MAX_QUOTE_CHARS);
     if s.is_empty() {
@@ -70,6 +153,13 @@ fn check(ty: EventType, entry: &str) -> Result<SenderPattern, String> {
         return Err(format!(
             "`{quoted}` is {chars} characters; an entry is at most {MAX_PATTERN_LEN}"
         ));
+    }
+    if PeopleEntry::is_people(s) {
+        // A person or group stands for whatever handles the card has: numbers in the mail
+        // allowlist simply match no mail.
+        return PeopleEntry::parse(s)
+            .map(AllowEntry::People)
+            .map_err(|e| e.to_string());
     }
     if looks_like_chat(s) {
         return Err(format!(
@@ -90,7 +180,7 @@ fn check(ty: EventType, entry: &str) -> Result<SenderPattern, String> {
             "`{quoted}` is a phone number; mail comes from addresses, so it would never match"
         ));
     }
-    Ok(pattern)
+    Ok(AllowEntry::Sender(pattern))
 }
 
 /// Chat identifiers and guids as chat.db keeps them: `chat123456789`, `iMessage;+;chat…`.
@@ -115,9 +205,9 @@ pub fn check_allowlist(ty: EventType, entries: &[String]) -> Result<Vec<AllowEnt
     }
     let mut out: Vec<AllowEntry> = Vec::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
-        let pattern = check(ty, entry).map_err(|why| format!("entry {}: {why}", i + 1))?;
-        if !out.iter().any(|e| e.0 == pattern) {
-            out.push(AllowEntry(pattern));
+        let checked = check(ty, entry).map_err(|why| format!("entry {}: {why}", i + 1))?;
+        if !out.contains(&checked) {
+            out.push(checked);
         }
     }
     Ok(out)
@@ -141,7 +231,7 @@ pub fn reach_sentence(ty: EventType, settings: &EventSettings) -> String {
         .allow
         .iter()
         .take(NAMED_IN_SENTENCE)
-        .map(|e| phrase(&e.0))
+        .map(phrase)
         .collect();
     let rest = settings.allow.len().saturating_sub(NAMED_IN_SENTENCE);
     if rest > 0 {
@@ -158,7 +248,7 @@ pub fn reach_sentence(ty: EventType, settings: &EventSettings) -> String {
 
 /// The one-line summary under a type in the menu: "from acme.com and 2 more".
 pub fn allow_summary(settings: &EventSettings) -> String {
-    let shown = |e: &AllowEntry| sanitize(&e.0.to_string(), SUMMARY_ENTRY_CHARS);
+    let shown = |e: &AllowEntry| sanitize(&label(e), SUMMARY_ENTRY_CHARS);
     match settings.allow.as_slice() {
         [] => "any sender an agent names".to_owned(),
         [one] => format!("from {}", shown(one)),
@@ -171,7 +261,17 @@ fn words(ty: EventType) -> (&'static str, &'static str) {
     (ty.app_name(), ty.settings_section())
 }
 
-fn phrase(pattern: &SenderPattern) -> String {
+fn phrase(entry: &AllowEntry) -> String {
+    let pattern = match entry {
+        AllowEntry::Sender(p) => p,
+        AllowEntry::People(e) => {
+            let name = sanitize(&e.name, SUMMARY_ENTRY_CHARS);
+            return match e.kind {
+                PeopleKind::Person => format!("from {name}"),
+                PeopleKind::Group => format!("from the group {name}"),
+            };
+        }
+    };
     match (AllowKind::of(pattern), pattern) {
         (AllowKind::Domain, SenderPattern::Domain(d)) => format!("from anyone at {d}"),
         (AllowKind::PhonePrefix, SenderPattern::Prefix(p)) => format!("from numbers starting {p}"),
@@ -198,10 +298,7 @@ mod tests {
     fn entries(list: &[&str]) -> EventSettings {
         EventSettings {
             enabled: true,
-            allow: list
-                .iter()
-                .map(|e| AllowEntry(SenderPattern::parse_allow(e).unwrap()))
-                .collect(),
+            allow: list.iter().map(|e| AllowEntry::parse(e).unwrap()).collect(),
             ..EventSettings::default()
         }
     }
@@ -304,5 +401,61 @@ mod tests {
         );
         let long = format!("{}.com", "x".repeat(100));
         assert!(allow_summary(&entries(&[&long])).chars().count() < 50);
+    }
+
+    #[test]
+    fn people_entries_are_checked_and_described_by_state() {
+        use EntryState::{Missing, Ok as Fine, Unreadable};
+        let mail = EventType::MailReceived;
+        assert_eq!(
+            check_allow_entry(mail, "person: Ana Ruiz [A1:ABPerson]"),
+            Ok(AllowKind::Person)
+        );
+        assert_eq!(
+            check_allow_entry(mail, "group: Family"),
+            Ok(AllowKind::Group)
+        );
+        assert!(
+            check_allow_entry(mail, "group: ")
+                .unwrap_err()
+                .contains("name is empty")
+        );
+        let list = ["group: Family".to_owned(), "GROUP: Family".to_owned()];
+        assert_eq!(
+            check_allowlist(mail, &list).unwrap().len(),
+            1,
+            "duplicates dropped"
+        );
+
+        let mut s = Settings {
+            mail: entries(&[
+                "acme.com",
+                "person: Ana Ruiz [A1:ABPerson]",
+                "group: Family",
+            ]),
+            ..Settings::default()
+        };
+        let states = |s: &Settings| -> Vec<EntryState> {
+            describe(s, mail).iter().map(|v| v.state).collect()
+        };
+        assert_eq!(states(&s), [Fine, Unreadable, Unreadable]);
+        s.contacts = ContactsInForce::new(crate::contacts::Contacts::from_parts(
+            vec![],
+            vec![],
+            vec![],
+            1,
+        ));
+        assert_eq!(states(&s), [Fine, Missing, Missing]);
+        let view = &describe(&s, mail)[1];
+        assert_eq!(
+            (view.kind, view.label.as_str()),
+            (AllowKind::Person, "Ana Ruiz")
+        );
+        assert_eq!(
+            reach_sentence(mail, &s.mail),
+            "Agents can receive mail from anyone at acme.com, from Ana Ruiz and from the group \
+             Family; nothing else. Never the body."
+        );
+        assert_eq!(allow_summary(&entries(&["group: Family"])), "from Family");
     }
 }

@@ -15,6 +15,11 @@ pub enum SenderPattern {
     Domain(String),
     /// Everything starting with this text, written with a trailing `*`: `+120255501*`.
     Prefix(String),
+    /// No sender at all: what a person or group allowlist entry stands for when it cannot be
+    /// resolved (missing, ambiguous, Contacts unreadable), so an allowlist of such entries
+    /// still bounds what is delivered (to nothing) instead of vanishing. Never parsed, never
+    /// written to a file; `0` in SQL.
+    Nobody,
 }
 
 /// Why a string is not a sender pattern.
@@ -127,6 +132,7 @@ impl SenderPattern {
             SenderPattern::Prefix(p) => {
                 sender.contains(&b'@') && folded_starts_with(sender, p.as_bytes())
             }
+            SenderPattern::Nobody => false,
         }
     }
 }
@@ -136,6 +142,8 @@ impl fmt::Display for SenderPattern {
         match self {
             SenderPattern::Exact(s) | SenderPattern::Domain(s) => f.write_str(s),
             SenderPattern::Prefix(p) => write!(f, "{p}*"),
+            // Not a valid entry, so a file that somehow got it is refused, never widened.
+            SenderPattern::Nobody => f.write_str("(nobody)"),
         }
     }
 }
@@ -400,6 +408,7 @@ mod tests {
                     is_phone_handle(&s) && s.starts_with(x.as_str())
                 }
                 SenderPattern::Prefix(x) => s.contains('@') && s.starts_with(x.as_str()),
+                SenderPattern::Nobody => false,
             }
         }
         let patterns = [
@@ -455,5 +464,13 @@ mod tests {
             })
         );
         assert!(MailboxRef::parse("  ").is_err());
+    }
+
+    #[test]
+    fn nobody_matches_no_sender_and_is_no_entry() {
+        for sender in ["ana@example.com", "+12025550143", "56249", "", "(nobody)"] {
+            assert!(!SenderPattern::Nobody.matches(sender), "{sender}");
+        }
+        assert!(SenderPattern::parse_allow(&SenderPattern::Nobody.to_string()).is_err());
     }
 }

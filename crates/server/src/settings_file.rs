@@ -103,7 +103,9 @@ enabled = true   # on since March
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         let mut settings = Settings::default();
         settings.mail.enabled = true;
-        settings.mail.allow = vec![AllowEntry(SenderPattern::parse_allow("acme.com").unwrap())];
+        settings.mail.allow = vec![AllowEntry::Sender(
+            SenderPattern::parse_allow("acme.com").unwrap(),
+        )];
         save(&settings, &path).unwrap();
         assert_eq!(mode(&path), 0o640, "the user's own choice of mode stays");
         assert_eq!(Settings::load(&path).unwrap(), settings);

@@ -110,12 +110,7 @@ fn hand_edit_is_seen(rt: &tokio::runtime::Runtime, handle: &Handle) {
     .unwrap();
     let seen = bounded(rt, "the hand edit in settings_changes", async move {
         changes
-            .wait_for(|s| {
-                s.mail
-                    .allow
-                    .iter()
-                    .any(|e| e.0.to_string() == "example.info")
-            })
+            .wait_for(|s| s.mail.allow.iter().any(|e| e.to_string() == "example.info"))
             .await
             .is_ok()
     });

@@ -261,7 +261,7 @@ mod tests {
         s.messages.enabled = true;
         s.mail.allow = mail_allow
             .iter()
-            .map(|a| crate::settings::AllowEntry(SenderPattern::parse_allow(a).unwrap()))
+            .map(|a| crate::settings::AllowEntry::Sender(SenderPattern::parse_allow(a).unwrap()))
             .collect();
         s
     }

@@ -114,7 +114,7 @@ listen = \"127.0.0.1:3917\"
                 "an allowlist entry added",
                 Box::new(|s| {
                     let bob = SenderPattern::parse_allow("bob@acme.com").unwrap();
-                    s.mail.allow.push(AllowEntry(bob));
+                    s.mail.allow.push(AllowEntry::Sender(bob));
                 }),
             ),
             ("an allowlist emptied", Box::new(|s| s.mail.allow.clear())),

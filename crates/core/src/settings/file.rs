@@ -167,8 +167,8 @@ mod tests {
         let mut s = Settings::default();
         s.mail.enabled = true;
         s.mail.allow = vec![
-            AllowEntry(SenderPattern::parse_allow("example.com").unwrap()),
-            AllowEntry(SenderPattern::parse_allow("+120255501*").unwrap()),
+            AllowEntry::Sender(SenderPattern::parse_allow("example.com").unwrap()),
+            AllowEntry::Sender(SenderPattern::parse_allow("+120255501*").unwrap()),
         ];
         // A new file: the whole text, which reads back as the settings it was made from.
         let text = s.file_text(None, &path).unwrap();

@@ -15,11 +15,13 @@ use serde::{Deserialize, Serialize};
 use crate::event::EventType;
 use crate::filter::SenderPattern;
 
+mod allow;
 mod edit;
 mod error;
 mod file;
 mod widen;
 
+pub use allow::{AllowEntry, AllowEntryError, ContactsInForce};
 pub use error::SettingsError;
 
 /// Everything the user decides.
@@ -37,6 +39,10 @@ pub struct Settings {
     pub channel: ChannelSettings,
     /// The app's notifications (`[notifications]`).
     pub notifications: NotificationSettings,
+    /// The Contacts that person and group entries resolve against: loaded by the daemon,
+    /// never saved.
+    #[serde(skip)]
+    pub contacts: ContactsInForce,
 }
 
 /// The desktop notifications: a master switch and one per kind, all on by default. The
@@ -198,7 +204,7 @@ pub struct EventSettings {
     /// Whether clients may see and subscribe to the type at all. Off until the user turns it on.
     pub enabled: bool,
     /// Senders that may ever reach an agent: addresses, phone numbers, domains (with their
-    /// subdomains) or prefixes ending in `*`. Empty means no allowlist: clients must then name
+    /// subdomains), prefixes ending in `*`, or people and groups from Contacts. Empty means no allowlist: clients must then name
     /// their senders themselves.
     pub allow: Vec<AllowEntry>,
     /// A row dated more than this many days before it appeared is backfill (an iCloud sync,
@@ -243,24 +249,6 @@ fn backfill_days<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error
         })
 }
 
-/// One allowlist entry, validated when the file is read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct AllowEntry(pub SenderPattern);
-
-impl TryFrom<String> for AllowEntry {
-    type Error = crate::filter::PatternError;
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        SenderPattern::parse_allow(&s).map(AllowEntry)
-    }
-}
-
-impl From<AllowEntry> for String {
-    fn from(e: AllowEntry) -> String {
-        e.0.to_string()
-    }
-}
-
 /// The largest settings file read (1 MiB); settings are a few hundred bytes.
 pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
 
@@ -281,13 +269,15 @@ impl Settings {
         }
     }
 
-    /// The allowlist of a type as patterns.
+    /// The allowlist of a type as patterns, people entries expanded through the Contacts in
+    /// force ([`AllowEntry::expand`]: an entry that resolves to nobody is
+    /// [`SenderPattern::Nobody`], so the list stays a bound).
     pub fn allowlist(&self, ty: EventType) -> Vec<SenderPattern> {
-        self.for_type(ty)
-            .allow
-            .iter()
-            .map(|e| e.0.clone())
-            .collect()
+        let mut out = Vec::new();
+        for e in &self.for_type(ty).allow {
+            e.expand(&self.contacts, &mut out);
+        }
+        out
     }
 }
 

@@ -147,6 +147,8 @@ fn sender_parts(
             SenderPattern::Domain(d) => domains.push(d.as_str()),
             SenderPattern::Prefix(p) if is_phone_handle(p) => phone_prefixes.push(p.as_str()),
             SenderPattern::Prefix(p) => email_prefixes.push(p.as_str()),
+            // Matches no handle: no part, so a list of only `Nobody` is `0`.
+            SenderPattern::Nobody => {}
         }
     }
     // Qualified, so a column called like one of json_each's (`id`, `value`, …) stays ours.

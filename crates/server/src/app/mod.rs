@@ -202,7 +202,7 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
             TypeView {
                 name: ty.name().to_owned(),
                 enabled: t.enabled,
-                allow: t.allow.iter().map(|e| e.0.to_string()).collect(),
+                allow: t.allow.iter().map(ToString::to_string).collect(),
                 backfill_days: t.backfill_days,
                 reach: allowlist::reach_sentence(ty, t),
                 summary: allowlist::allow_summary(t),

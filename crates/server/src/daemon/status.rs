@@ -63,7 +63,12 @@ impl Daemon {
         TypeState {
             name: ty.name().to_owned(),
             enabled: type_settings.enabled,
-            allowlist: allowlist_summary(type_settings.allow.iter().map(|e| &e.0)),
+            allowlist: allowlist_summary(
+                type_settings
+                    .allow
+                    .iter()
+                    .filter_map(tidings_core::settings::AllowEntry::sender),
+            ),
             backfill_days: type_settings.backfill_days,
             store: StoreState {
                 // Any socket client (an agent too) may ask: paths are shown home-relative.
@@ -165,6 +170,8 @@ fn allowlist_summary<'a>(entries: impl Iterator<Item = &'a SenderPattern>) -> Al
             AllowKind::Phone => s.handles += 1,
             AllowKind::Domain => s.domains += 1,
             AllowKind::PhonePrefix | AllowKind::AddressPrefix => s.prefixes += 1,
+            // Only sender entries are counted here; people entries are not senders.
+            AllowKind::Person | AllowKind::Group => {}
         }
     }
     s

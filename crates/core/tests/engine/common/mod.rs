@@ -108,7 +108,7 @@ pub fn everything(ty: EventType) -> Subscription {
 pub fn settings(mail_allow: &[&str], messages_allow: &[&str]) -> Settings {
     let entries = |list: &[&str]| {
         list.iter()
-            .map(|a| AllowEntry(SenderPattern::parse_allow(a).unwrap()))
+            .map(|a| AllowEntry::Sender(SenderPattern::parse_allow(a).unwrap()))
             .collect()
     };
     let mut s = Settings::default();

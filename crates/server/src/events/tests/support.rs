@@ -30,9 +30,9 @@ pub fn both_on(s: &mut Settings) {
 }
 
 pub fn allow(s: &mut Settings, pattern: &str) {
-    s.mail
-        .allow
-        .push(AllowEntry(SenderPattern::parse_allow(pattern).unwrap()));
+    s.mail.allow.push(AllowEntry::Sender(
+        SenderPattern::parse_allow(pattern).unwrap(),
+    ));
 }
 
 /// Fixture stores, settings and a running daemon in one tempdir.
