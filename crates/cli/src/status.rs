@@ -35,6 +35,24 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How the Contacts stores read, and what that means for person and group entries.
+fn contacts_line(state: &State) -> String {
+    let c = &state.contacts;
+    let stores = match c.stores_read {
+        1 => "1 store read".to_owned(),
+        n => format!("{n} stores read"),
+    };
+    match &c.problem {
+        Some(problem) if c.stores_read == 0 => {
+            format!("cannot read {problem}; person and group entries match nobody")
+        }
+        Some(problem) => {
+            format!("{stores}; cannot read {problem} (entries for its cards match nobody)")
+        }
+        None => stores,
+    }
+}
+
 /// The human-readable report.
 fn render(state: &State, socket: &Path) -> String {
     let mut out = String::new();
@@ -67,6 +85,7 @@ fn render(state: &State, socket: &Path) -> String {
     if state.types.is_empty() {
         let _ = writeln!(out, "  (the daemon reported no event types)");
     }
+    let _ = writeln!(out, "  contacts: {}", contacts_line(state));
     let _ = writeln!(out, "  http endpoint: {}", state.http.describe());
     // "ok", or the refused edit's line until the file is fixed.
     let _ = writeln!(out, "  settings: {}", state.settings.describe());
@@ -270,7 +289,39 @@ mod tests {
             }],
             paused_until_ms: Some(0),
             full_disk_access: tidings_server::state::FullDiskAccess::Unknown,
+            contacts: tidings_server::state::ContactsState {
+                stores_read: 2,
+                problem: None,
+            },
         }
+    }
+
+    #[test]
+    fn people_entries_and_the_contacts_stores_are_reported_without_names() {
+        let mut state = sample();
+        state.types[0].allowlist = AllowlistSummary {
+            people: 2,
+            groups: 1,
+            unresolved: 1,
+            ..AllowlistSummary::default()
+        };
+        let text = render(&state, Path::new("/run/t.sock"));
+        assert!(
+            text.contains(
+                "allowlist: 2 people, 1 group (1 not found in Contacts: it matches nobody)"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("  contacts: 2 stores read\n"), "{text}");
+        state.contacts = tidings_server::state::ContactsState {
+            stores_read: 0,
+            problem: Some("~/Library/Application Support/AddressBook/AddressBook-v22.abcddb: locked (database is locked)".into()),
+        };
+        let text = render(&state, Path::new("/run/t.sock"));
+        assert!(
+            text.contains("contacts: cannot read ~/Library/Application Support/AddressBook/AddressBook-v22.abcddb: locked (database is locked); person and group entries match nobody"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -47,8 +47,8 @@ use crate::state::{Board, State};
 use crate::sync::lock;
 
 pub use access::build_id;
-pub use people::ContactsSource;
 pub(crate) use layers::TokenReload;
+pub use people::ContactsSource;
 
 /// Everything the daemon needs to start.
 pub struct DaemonConfig {
@@ -183,7 +183,10 @@ impl Daemon {
                 configured: Mutex::new(Arc::new(settings.clone())),
                 paused_until: Mutex::new(None),
                 runtime,
-                settings: watch::Sender::new(Arc::new(settings)),
+                settings: watch::Sender::new(Arc::new(Settings {
+                    contacts: tidings_core::settings::ContactsInForce(Some(contacts.clone())),
+                    ..settings
+                })),
                 list_generation: watch::Sender::new(0),
                 settings_lock: Mutex::new(()),
                 limits: config.limits,

@@ -46,7 +46,9 @@ impl ContactsSource {
         let region = locale::current(home, LocaleSource::CURRENT)
             .and_then(|l| Region::from_locale(&l))
             .unwrap_or_else(|| {
-                tracing::info!("no region in the locale; national numbers on cards are read as US numbers");
+                tracing::info!(
+                    "no region in the locale; national numbers on cards are read as US numbers"
+                );
                 Region::parse("US").expect("US is a region")
             });
         ContactsSource::for_home(home, region)

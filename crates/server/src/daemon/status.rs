@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tidings_core::allowlist::AllowKind;
-use tidings_core::filter::SenderPattern;
+use tidings_core::allowlist::{AllowKind, EntryState, entry_state};
+use tidings_core::settings::{AllowEntry, ContactsInForce};
 use tidings_core::{EventType, Settings};
 use tokio::sync::watch;
 
@@ -15,8 +15,8 @@ use super::Daemon;
 use crate::clients::Activity;
 use crate::home::{home_relative, without_home};
 use crate::state::{
-    AllowlistSummary, FullDiskAccess, HttpEndpointState, SettingsFileState, State, StoreAccess,
-    StoreState, TypeState,
+    AllowlistSummary, ContactsState, FullDiskAccess, HttpEndpointState, SettingsFileState, State,
+    StoreAccess, StoreState, TypeState,
 };
 use crate::sync::lock;
 
@@ -43,8 +43,24 @@ impl Daemon {
             clients: self.inner.clients.snapshot(),
             paused_until_ms: self.paused_until_ms(),
             full_disk_access: FullDiskAccess::Unknown,
+            contacts: self.contacts_state(),
         }
         .with_full_disk_access(self.last_access_version().as_deref(), super::build_id())
+    }
+
+    fn contacts_state(&self) -> ContactsState {
+        let contacts = self.contacts();
+        ContactsState {
+            stores_read: contacts.stores_read(),
+            problem: contacts.problems().first().map(|p| {
+                format!(
+                    "{}: {} ({})",
+                    home_relative(&p.path),
+                    p.kind.name(),
+                    without_home(&p.detail)
+                )
+            }),
+        }
     }
 
     fn type_state(&self, ty: EventType, settings: &Settings) -> TypeState {
@@ -60,15 +76,11 @@ impl Daemon {
             None => (StoreAccess::NotChecked, None),
         };
         let type_settings = settings.for_type(ty);
+        let contacts = ContactsInForce(Some(self.contacts()));
         TypeState {
             name: ty.name().to_owned(),
             enabled: type_settings.enabled,
-            allowlist: allowlist_summary(
-                type_settings
-                    .allow
-                    .iter()
-                    .filter_map(tidings_core::settings::AllowEntry::sender),
-            ),
+            allowlist: allowlist_summary(&type_settings.allow, &contacts),
             backfill_days: type_settings.backfill_days,
             store: StoreState {
                 // Any socket client (an agent too) may ask: paths are shown home-relative.
@@ -158,20 +170,25 @@ pub(super) fn placeholder_state() -> State {
         clients: Vec::new(),
         paused_until_ms: None,
         full_disk_access: FullDiskAccess::Unknown,
+        contacts: ContactsState::default(),
     }
 }
 
-/// Counts per kind, by core's one classification of an entry.
-fn allowlist_summary<'a>(entries: impl Iterator<Item = &'a SenderPattern>) -> AllowlistSummary {
+/// Counts per kind, by core's one classification of an entry, and how many person or group
+/// entries stand for nobody now (never which ones: any socket client may ask).
+fn allowlist_summary(entries: &[AllowEntry], contacts: &ContactsInForce) -> AllowlistSummary {
     let mut s = AllowlistSummary::default();
     for entry in entries {
-        match AllowKind::of(entry) {
+        match AllowKind::of_entry(entry) {
             AllowKind::Address => s.addresses += 1,
             AllowKind::Phone => s.handles += 1,
             AllowKind::Domain => s.domains += 1,
             AllowKind::PhonePrefix | AllowKind::AddressPrefix => s.prefixes += 1,
-            // Only sender entries are counted here; people entries are not senders.
-            AllowKind::Person | AllowKind::Group => {}
+            AllowKind::Person => s.people += 1,
+            AllowKind::Group => s.groups += 1,
+        }
+        if entry_state(entry, contacts) != EntryState::Ok {
+            s.unresolved += 1;
         }
     }
     s

@@ -54,6 +54,21 @@ pub struct State {
     /// Whether Tidings has Full Disk Access, from the stores' last checks.
     #[serde(default)]
     pub full_disk_access: FullDiskAccess,
+    /// Whether the Contacts stores could be read: counts and files only, never a card.
+    #[serde(default)]
+    pub contacts: ContactsState,
+}
+
+/// The Contacts stores as last read. Person and group allowlist entries need them; when none
+/// can be read those entries match nobody.
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactsState {
+    /// Stores read without a problem.
+    pub stores_read: usize,
+    /// The first store that could not be read and why (home-relative), if any.
+    pub problem: Option<String>,
 }
 
 impl State {
@@ -220,6 +235,7 @@ mod tests {
             clients: vec![],
             paused_until_ms: None,
             full_disk_access: FullDiskAccess::Unknown,
+            contacts: ContactsState::default(),
         }
     }
 

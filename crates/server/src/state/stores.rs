@@ -3,6 +3,8 @@
 //! Whether the type is on, its allowlist as counts per kind, its store's access and counters,
 //! and Full Disk Access as the stores' checks show it.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 use tidings_core::StoreErrorKind;
 
@@ -36,12 +38,22 @@ pub struct AllowlistSummary {
     pub domains: usize,
     /// Prefixes (`+1202*`).
     pub prefixes: usize,
+    /// Cards from Contacts (each stands for its numbers and addresses).
+    #[serde(default)]
+    pub people: usize,
+    /// Contacts groups (each stands for its members).
+    #[serde(default)]
+    pub groups: usize,
+    /// Person or group entries that stand for nobody now: the card or group is gone, the
+    /// name is shared, or Contacts cannot be read. They match no sender.
+    #[serde(default)]
+    pub unresolved: usize,
 }
 
 impl AllowlistSummary {
     /// All entries.
     pub fn total(&self) -> usize {
-        self.addresses + self.handles + self.domains + self.prefixes
+        self.addresses + self.handles + self.domains + self.prefixes + self.people + self.groups
     }
 
     /// "2 addresses, 1 domain", or "none".
@@ -51,17 +63,32 @@ impl AllowlistSummary {
             (self.handles, "handle", "handles"),
             (self.domains, "domain", "domains"),
             (self.prefixes, "prefix", "prefixes"),
+            (self.people, "person", "people"),
+            (self.groups, "group", "groups"),
         ];
         let text: Vec<String> = parts
             .into_iter()
             .filter(|(n, _, _)| *n > 0)
             .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
             .collect();
-        if text.is_empty() {
+        let mut text = if text.is_empty() {
             "none".to_owned()
         } else {
             text.join(", ")
+        };
+        if self.unresolved > 0 {
+            let _ = write!(
+                text,
+                " ({} not found in Contacts: {} nobody)",
+                self.unresolved,
+                if self.unresolved == 1 {
+                    "it matches"
+                } else {
+                    "they match"
+                }
+            );
         }
+        text
     }
 }
 

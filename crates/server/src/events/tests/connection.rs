@@ -165,7 +165,10 @@ async fn start_refuses_malformed_settings_naming_the_line() {
     std::fs::write(&path, "[mail]\nenabled = true\nallow = [\"example.com\"\n").unwrap();
     let err = Daemon::start(DaemonConfig {
         store_paths: StorePaths::for_home(dir.path()),
-        contacts: crate::daemon::ContactsSource::for_home(dir.path(), tidings_core::contacts::Region::parse("US").unwrap()),
+        contacts: crate::daemon::ContactsSource::for_home(
+            dir.path(),
+            tidings_core::contacts::Region::parse("US").unwrap(),
+        ),
         settings_path: path,
         engine_limits: Limits::default(),
         limits: test_limits(),

@@ -90,7 +90,10 @@ impl Harness {
         crate::settings_file::save(&s, &settings_path).unwrap();
         let daemon = Daemon::start(DaemonConfig {
             store_paths: StorePaths::for_home(&home.root),
-            contacts: crate::daemon::ContactsSource::for_home(&home.root, tidings_core::contacts::Region::parse("US").unwrap()),
+            contacts: crate::daemon::ContactsSource::for_home(
+                &home.root,
+                tidings_core::contacts::Region::parse("US").unwrap(),
+            ),
             settings_path: settings_path.clone(),
             engine_limits: Limits::default(),
             limits,
