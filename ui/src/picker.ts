@@ -109,9 +109,9 @@ export function senderPicker(o: PickerOptions): Picker {
   const panel = h(
     "div",
     { id: panelId, class: "picker", attrs: { role: "group", "aria-label": `Pick ${o.label} senders`, "data-testid": `picker-${o.eventType}` } },
-    h("div", { class: "row spread" }, tablist, close),
+    tablist,
     ...tabs.map((t) => t.body),
-    status,
+    h("div", { class: "row spread picker-foot" }, status, close),
   );
   panel.hidden = true;
 
@@ -142,7 +142,7 @@ export function senderPicker(o: PickerOptions): Picker {
   function row(tab: Tab, kind: IconName, entry: string, label: string, tag: string | null, detail: string, coveredElsewhere = false): Item {
     const el = h(
       "li",
-      { id: uid("hit"), class: "hit", attrs: { role: "option", "aria-selected": "false", "data-entry": entry } },
+      { id: uid("hit"), class: "hit", attrs: { role: "option", "aria-selected": "false", "data-hit": entry } },
       icon(kind),
       h("span", { class: "hit-text" },
         h("span", { class: "hit-name" }, label, tag ? h("span", { class: "tag", text: tag }) : null),

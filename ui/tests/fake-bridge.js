@@ -118,9 +118,10 @@ export function installFakeBridge(seed) {
         const r = resolve(p);
         return { entry, kind: p.kind, label: r.name ?? p.name, state: r.state };
       });
-      t.summary = t.allow.length ? `from ${t.allow[0]}${t.allow.length > 1 ? ` and ${t.allow.length - 1} more` : ""}` : "from nobody";
+      const words = t.entries.map((e) => (e.kind === "group" ? `the ${e.label} group` : e.label));
+      t.summary = t.allow.length ? `from ${words[0]}${t.allow.length > 1 ? ` and ${t.allow.length - 1} more` : ""}` : "from nobody";
       t.reach = t.enabled && t.allow.length
-        ? `Agents can receive ${t.name === "mail.received" ? "mail" : "messages"} from ${t.allow.join(", ")}; nothing else. Never the body.`
+        ? `Agents can receive ${t.name === "mail.received" ? "mail" : "messages"} from ${words.join(", ")}; nothing else. Never the body.`
         : `Agents receive no ${t.name === "mail.received" ? "mail" : "messages"}.`;
     }
   }
