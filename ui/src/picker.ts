@@ -92,7 +92,7 @@ export function senderPicker(o: PickerOptions): Picker {
     attrs: {
       type: "search",
       role: "combobox",
-      "aria-expanded": "true",
+      "aria-expanded": "false",
       "aria-autocomplete": "list",
       autocomplete: "off",
       spellcheck: "false",
@@ -162,6 +162,7 @@ export function senderPicker(o: PickerOptions): Picker {
     tab.items = items;
     tab.active = -1;
     tab.host.removeAttribute("aria-activedescendant");
+    if (tab.host === search) search.setAttribute("aria-expanded", String(items.length > 0));
     replaceChildren(tab.list, ...(items.length ? items.map((x) => x.el) : [h("li", { class: "empty", attrs: { role: "presentation" }, text: empty })]));
     mark(tab);
   }

@@ -239,6 +239,9 @@ test("contacts unreadable: one status line, entries marked, the picker says why"
     await page.getByRole("button", { name: "Pick senders for Mail…" }).click();
     await page.getByTestId(`picker-search-${MAIL}`).fill("ana");
     await page.waitForFunction((id) => document.querySelector(`[data-testid='${id}']`).innerText.startsWith("Contacts cannot be read"), `picker-contacts-${MAIL}`);
+    await page.getByRole("tab", { name: "Status" }).click();
+    assert.equal(await page.getByTestId("status-contacts").innerText(), await line.innerText(), "the same line on Status");
+    await page.getByRole("tab", { name: "Event types" }).click();
     // Readable again (the app pushes new settings): the line goes.
     const fixed = structuredClone(await page.evaluate(() => window.__fake.data.settings));
     fixed.contacts = { readable: true, problem: null };
@@ -246,6 +249,7 @@ test("contacts unreadable: one status line, entries marked, the picker says why"
     await page.evaluate((v) => window.__fake.emit("settings-changed", v), fixed);
     assert.equal(await line.isVisible(), false);
     assert.equal(await row.getAttribute("data-state"), "ok");
+    assert.equal(await page.getByTestId("status-contacts").isHidden(), true);
   });
 });
 
