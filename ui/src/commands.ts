@@ -27,6 +27,11 @@ export const COMMANDS = [
   "open_full_disk_access",
   "open_login_items",
   "restart_app",
+  "search_people",
+  "list_groups",
+  "recent_senders",
+  "set_names",
+  "set_categories",
 ] as const;
 
 /** One command name. */

@@ -1,12 +1,13 @@
 // The first-run walk-through, shown once when no settings file existed: what Tidings does,
-// the store check, one type on with a first allowlist entry, the snippet to connect a client.
+// the store check, one type on with a first allowlist entry (and, if the user wants, names
+// from Contacts in its events), the snippet to connect a client.
 // Done calls `finish_first_run`; the app then stops reporting `firstRun`.
 
 import { call, messageOf } from "./bridge";
 import type { Ctx, Model } from "./context";
 import { copyText } from "./copy";
 import { h, setText, uid } from "./dom";
-import { checkSentence, storeSentence, typeLabel } from "./format";
+import { checkSentence, namesExample, storeSentence, typeLabel } from "./format";
 import type { AllowCheck, SettingsView } from "./model";
 
 export interface FirstRun {
@@ -52,9 +53,35 @@ export function firstRun(ctx: Ctx): FirstRun {
     setText(entryMsg, checkSentence(res));
     entryMsg.dataset.tone = ok ? "ok" : "error";
   }
+  // Names from Contacts for the chosen type: off until the user turns it on here or later.
+  const namesId = uid("fr-names");
+  const namesHintId = uid("fr-names-hint");
+  const namesSwitch = h("input", { id: namesId, attrs: { type: "checkbox", role: "switch", "aria-describedby": namesHintId, "data-testid": "firstrun-names" } });
+  const namesMsg = h("p", { class: "msg quiet error", attrs: { role: "alert" } });
+  namesSwitch.addEventListener("change", async () => {
+    const on = namesSwitch.checked;
+    try {
+      ctx.applySettings(await call<SettingsView>("set_names", { eventType: typeSelect.value, on }));
+      setText(namesMsg, "");
+    } catch (e) {
+      namesSwitch.checked = !on;
+      setText(namesMsg, messageOf(e));
+    }
+  });
+  // One example for both types: the line a channel or digest shows with names on.
+  const namesHint = h(
+    "p",
+    { id: namesHintId, class: "muted small", attrs: { "data-testid": "firstrun-names-example" } },
+    "Agents get the sender's name as you saved it in Contacts, for example: ",
+    h("q", { text: namesExample("messages.received") }),
+    ". Off until you turn it on; you can change it later in Event types.",
+  );
+
   entry.addEventListener("input", () => void check());
   typeSelect.addEventListener("change", () => {
-    setText(reach, ctx.model.settings?.types.find((t) => t.name === typeSelect.value)?.reach ?? "");
+    const t = ctx.model.settings?.types.find((x) => x.name === typeSelect.value);
+    setText(reach, t?.reach ?? "");
+    namesSwitch.checked = t?.names ?? false;
     void check();
   });
   turnOn.addEventListener("click", async () => {
@@ -109,6 +136,10 @@ export function firstRun(ctx: Ctx): FirstRun {
           h("label", { class: "sr-only", attrs: { for: entryId }, text: "First allowed sender" }), entry, turnOn),
         entryMsg,
         reach,
+        h("div", { class: "row" },
+          h("label", { class: "switch", attrs: { for: namesId } }, namesSwitch, h("span", { text: "Include names from Contacts" }))),
+        namesHint,
+        namesMsg,
       ),
       h("li", {},
         h("h3", { text: "Connect a client" }),
@@ -147,6 +178,7 @@ export function firstRun(ctx: Ctx): FirstRun {
       }
       const t = s.types.find((x) => x.name === typeSelect.value);
       setText(reach, t ? t.reach : "");
+      namesSwitch.checked = t?.names ?? false;
       setText(snippet, s.connectSnippet);
       if (m.state) {
         stores.replaceChildren(...m.state.types.map((ty) => h("li", { attrs: { "data-tone": ty.store.access === "ok" ? "ok" : "bad" } }, storeSentence(typeLabel(ty.name), ty.store))));

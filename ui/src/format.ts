@@ -3,6 +3,8 @@
 
 import type {
   AllowCheck,
+  ContactsView,
+  EntryState,
   FullDiskAccess,
   NotificationKind,
   HttpEndpointState,
@@ -118,6 +120,8 @@ const KIND_LABELS: Record<string, string> = {
   phone: "A phone number",
   phone_prefix: "Phone numbers starting with this prefix",
   address_prefix: "Email addresses starting with this text",
+  person: "A person in Contacts: all of their card's numbers and addresses",
+  group: "A group in Contacts: all of its members",
 };
 
 /** What a checked allowlist entry will match, or why it is refused. */
@@ -179,4 +183,58 @@ export function notificationLabel(kind: NotificationKind): string {
     case "settings_rejected":
       return "An edit of settings.toml is rejected";
   }
+}
+
+/** Why a person or group entry matches nobody; null when it stands for someone. */
+export function entryProblem(state: EntryState): string | null {
+  switch (state) {
+    case "ok":
+      return null;
+    case "missing":
+      return "No longer in Contacts: matches nobody.";
+    case "ambiguous":
+      return "More than one card or group has this name: matches nobody. Remove it and pick the one you mean.";
+    case "unreadable":
+      return "Contacts cannot be read: matches nobody until it can.";
+  }
+}
+
+/** The word beside a person or group entry. */
+export function entryKindWord(kind: string | null): string | null {
+  if (kind === "person") return "Person";
+  if (kind === "group") return "Group";
+  return null;
+}
+
+const CATEGORY_LABELS: Record<string, string> = {
+  primary: "Primary",
+  transactions: "Transactions",
+  updates: "Updates",
+  promotions: "Promotions",
+};
+
+/** "Primary" for `primary`; an unknown category by its own name. */
+export function categoryLabel(category: string): string {
+  return CATEGORY_LABELS[category] ?? category;
+}
+
+/** The line an agent gets with names on: the example beside the names switch. */
+export function namesExample(eventType: string): string {
+  return eventType === "mail.received"
+    ? "New mail from Alice Park (alice@example.com)"
+    : "New message from Ana Ruiz (+1 202 555 0101)";
+}
+
+/** The Contacts status in one line, or null while Contacts can be read. */
+export function contactsSentence(c: ContactsView | undefined): string | null {
+  if (!c || c.readable) return null;
+  const why = c.problem ? ` (${c.problem})` : "";
+  return `Contacts cannot be read${why}: names are left out, and person and group entries match nobody.`;
+}
+
+/** "29 Nov" for a recent sender's last message. */
+export function dayLabel(rfc3339: string): string {
+  const d = new Date(rfc3339);
+  if (Number.isNaN(d.getTime())) return rfc3339;
+  return d.toLocaleDateString(undefined, { day: "numeric", month: "short" });
 }

@@ -1,13 +1,30 @@
 // The fake app bridge the UI tests inject before the page loads (page.addInitScript): it
 // keeps a State, a SettingsView and the activity in memory, answers the contract's commands
 // the way the app does (each settings change also emits settings-changed), records every
-// call, and lets a test emit events as the app or the tray would.
+// call, and lets a test emit events as the app or the tray would. It also keeps a small
+// Contacts (people, a company card, groups) and each type's recent senders, so the sender
+// picker, person and group entries, the names switch and the categories work as in the app.
 //
 // Self-contained on purpose: Playwright serialises `installFakeBridge` into the page.
 
 export function installFakeBridge(seed) {
   const clone = (v) => JSON.parse(JSON.stringify(v));
-  const data = { state: clone(seed.state), settings: clone(seed.settings), activity: clone(seed.activity), hosts: clone(seed.hosts ?? defaultHosts()) };
+  const data = {
+    state: clone(seed.state),
+    settings: clone(seed.settings),
+    activity: clone(seed.activity),
+    hosts: clone(seed.hosts ?? defaultHosts()),
+    people: clone(seed.people ?? defaultPeople()),
+    groups: clone(seed.groups ?? defaultGroups()),
+    recent: clone(seed.recent ?? defaultRecent()),
+  };
+  // The people fields, for fixtures captured before the app had them.
+  data.settings.contacts ??= { readable: true, problem: null };
+  for (const t of data.settings.types) {
+    t.names ??= false;
+    t.categories ??= [];
+    t.offeredCategories ??= t.name === "mail.received" ? ["primary", "transactions", "updates", "promotions"] : ["primary", "transactions", "promotions"];
+  }
   const calls = [];
   const unknown = [];
   const listeners = new Map();
@@ -19,12 +36,92 @@ export function installFakeBridge(seed) {
   function typeOf(eventType) {
     return data.settings.types.find((t) => t.name === eventType);
   }
+  // The demo Contacts: ids are ZUNIQUEIDs, handles as written on the card with the store's form.
+  function defaultPeople() {
+    const phone = (written, key) => ({ written, key });
+    const mail = (written) => ({ written, key: written.toLowerCase() });
+    const person = (id, name, phones, emails, company = false) => ({ id: `${id}:ABPerson`, name, company, phones, emails });
+    return [
+      person("4F1C2A7E-0D7B-4E55-9C3A-1B2D3E4F5A60", "Ana Ruiz", [phone("(202) 555-0101", "+12025550101")], [mail("ana.ruiz@example.net")]),
+      person("7B9E0C41-5A2D-4C8F-B1E3-2D4F6A8C0E12", "Alice Park", [phone("+1 202 555 0147", "+12025550147")], [mail("alice@example.com")]),
+      person("A3D5F7B9-1C2E-4A6B-8D0F-3E5A7C9B1D24", "Bob Stone", [], [mail("Bob@Example.org")]),
+      person("C8E0A2B4-6D8F-4B1C-9E3A-5F7B9D1C3E46", "Anders Berg", [phone("070-123 45 67", "+46701234567")], []),
+      person("E2B4D6F8-0A1C-4E3B-8F5D-7A9C1E3B5D68", "Acme Couriers", [phone("(202) 555-0188", "+12025550188"), phone("56249", "56249")], [mail("dispatch@acme.example")], true),
+    ];
+  }
+  function defaultGroups() {
+    const [ana, alice, bob, anders] = defaultPeople().map((p) => p.id);
+    return [
+      { id: "9A2B4C6D-8E0F-4A1B-9C2D-3E4F5A6B7C80:ABGroup", name: "Family", members: [ana, bob] },
+      { id: "1D3F5B7A-9C0E-4B2D-8F4A-6C8E0A2B4D91:ABGroup", name: "Book club", members: [alice, ana, anders] },
+    ];
+  }
+  function defaultRecent() {
+    const r = (handle, count, last) => ({ handle, count, last });
+    return {
+      "mail.received": [
+        r("news@shop.example", 22, "2026-11-30T08:02:00Z"),
+        r("alice@example.com", 14, "2026-11-30T07:45:00Z"),
+        r("dispatch@acme.example", 5, "2026-11-29T16:20:00Z"),
+        r("bob@example.org", 3, "2026-11-27T19:05:00Z"),
+      ],
+      "messages.received": [
+        r("+12025550101", 9, "2026-11-30T09:12:00Z"),
+        r("56249", 6, "2026-11-28T11:30:00Z"),
+        r("+12025550143", 2, "2026-11-21T18:40:00Z"),
+        r("+46701234567", 1, "2026-11-12T10:00:00Z"),
+      ],
+    };
+  }
+
+  // People entries: "person: Ana Ruiz [ID]", "group: Family [ID]" or "group: Family".
+  function parsePeople(raw) {
+    const m = /^(person|group):\s*(.*?)\s*(?:\[([^\]]+)\])?$/.exec(String(raw).trim());
+    return m && m[2] ? { kind: m[1], name: m[2], id: m[3] ?? null } : null;
+  }
+  function resolve(p) {
+    if (!data.settings.contacts.readable) return { state: "unreadable", keys: [] };
+    const pool = p.kind === "person" ? data.people : data.groups;
+    const found = p.id ? pool.filter((x) => x.id === p.id) : pool.filter((x) => x.name.toLowerCase() === p.name.toLowerCase());
+    if (found.length > 1) return { state: "ambiguous", keys: [] };
+    if (!found.length) return { state: "missing", keys: [] };
+    const people = p.kind === "person" ? found : data.people.filter((x) => found[0].members.includes(x.id));
+    const keys = people.flatMap((x) => [...x.phones, ...x.emails]).map((hd) => hd.key).filter(Boolean);
+    return { state: "ok", keys, name: found[0].name };
+  }
+  // Whether the allowlist lets `handle` through (a small model of core's matching).
+  function allows(list, handle) {
+    const h = handle.toLowerCase();
+    return list.some((e) => {
+      const p = parsePeople(e);
+      if (p) return resolve(p).keys.some((k) => k.toLowerCase() === h);
+      const x = e.toLowerCase();
+      if (x.endsWith("*")) return h.startsWith(x.slice(0, -1));
+      if (x.includes("@") && !x.startsWith("@")) return x === h;
+      if (/^[a-z0-9@]/.test(x) && /[a-z]/.test(x)) {
+        const d = x.replace(/^@/, "");
+        const host = h.split("@")[1] ?? "";
+        return host === d || host.endsWith(`.${d}`);
+      }
+      return x.replace(/[^+0-9]/g, "") === h;
+    });
+  }
+  const nameOf = (handle) => data.people.find((p) => [...p.phones, ...p.emails].some((hd) => hd.key === handle.toLowerCase()))?.name ?? null;
+  const personHit = (p) => ({ id: p.id, name: p.name, company: p.company, handles: [...p.phones, ...p.emails].map((hd) => hd.written), entry: `person: ${p.name} [${p.id}]` });
+
   // The derived lines, as the app words them (roughly): kept true to the seed's lists.
   function derive() {
     for (const t of data.settings.types) {
-      t.summary = t.allow.length ? `from ${t.allow[0]}${t.allow.length > 1 ? ` and ${t.allow.length - 1} more` : ""}` : "from nobody";
+      t.entries = t.allow.map((entry) => {
+        const p = parsePeople(entry);
+        if (!p) return { entry, kind: check(t.name, entry).kind, label: entry, state: "ok" };
+        const r = resolve(p);
+        return { entry, kind: p.kind, label: r.name ?? p.name, state: r.state };
+      });
+      const words = t.entries.map((e) => (e.kind === "group" ? `the ${e.label} group` : e.label));
+      t.summary = t.allow.length ? `from ${words[0]}${t.allow.length > 1 ? ` and ${t.allow.length - 1} more` : ""}` : "from nobody";
       t.reach = t.enabled && t.allow.length
-        ? `Agents can receive ${t.name === "mail.received" ? "mail" : "messages"} from ${t.allow.join(", ")}; nothing else. Never the body.`
+        ? `Agents can receive ${t.name === "mail.received" ? "mail" : "messages"} from ${words.join(", ")}; nothing else. Never the body.`
         : `Agents receive no ${t.name === "mail.received" ? "mail" : "messages"}.`;
     }
   }
@@ -40,6 +137,7 @@ export function installFakeBridge(seed) {
     const no = (reason) => ({ ok: false, kind: null, reason });
     if (!typeOf(eventType)) return no(`unknown event type \`${eventType}\``);
     if (!s) return no("empty entry: write an address, a phone number, a domain or a prefix ending in `*`");
+    if (/^(person|group):/.test(s)) return parsePeople(s) ? { ok: true, kind: s.slice(0, s.indexOf(":")), reason: null } : no(`\`${s}\` names nobody: write \`person: Name\` or \`group: Name\``);
     if (s.endsWith("*")) {
       const p = s.slice(0, -1);
       if (!p || p === "+" || p.includes("*")) return no(`\`${s}\` is not a prefix: write one such as \`+120255501*\``);
@@ -185,6 +283,39 @@ export function installFakeBridge(seed) {
     },
     resume_all: () => {
       data.settings.pausedUntilMs = null;
+      return settingsChanged();
+    },
+    search_people: ({ query }) => {
+      const q = String(query ?? "").trim().toLowerCase();
+      if (!q || !data.settings.contacts.readable) return [];
+      const digits = q.replace(/\D/g, "");
+      const hit = (p) =>
+        p.name.toLowerCase().includes(q) ||
+        p.emails.some((hd) => hd.key.includes(q)) ||
+        (digits.length >= 3 && p.phones.some((hd) => hd.written.replace(/\D/g, "").includes(digits) || (hd.key ?? "").replace(/\D/g, "").includes(digits)));
+      return data.people.filter(hit).slice(0, 20).map(personHit);
+    },
+    list_groups: () =>
+      data.settings.contacts.readable
+        ? data.groups.map((g) => ({ id: g.id, name: g.name, members: g.members.length, entry: `group: ${g.name} [${g.id}]` }))
+        : [],
+    recent_senders: ({ eventType }) => {
+      const t = typeOf(eventType);
+      if (!t) return fail(`unknown event type \`${eventType}\``);
+      return (data.recent[eventType] ?? []).map((r) => ({ handle: r.handle, name: nameOf(r.handle), count: r.count, last: r.last, allowed: allows(t.allow, r.handle) }));
+    },
+    set_names: ({ eventType, on }) => {
+      const t = typeOf(eventType);
+      if (!t) return fail(`unknown event type \`${eventType}\``);
+      t.names = Boolean(on);
+      return settingsChanged();
+    },
+    set_categories: ({ eventType, categories }) => {
+      const t = typeOf(eventType);
+      if (!t) return fail(`unknown event type \`${eventType}\``);
+      const bad = categories.find((c) => !t.offeredCategories.includes(c));
+      if (bad !== undefined) return fail(`unknown category \`${bad}\`; use ${t.offeredCategories.join(", ")}`);
+      t.categories = t.offeredCategories.filter((c) => categories.includes(c));
       return settingsChanged();
     },
     finish_first_run: () => {

@@ -1,7 +1,8 @@
 // Writes docs/screenshots/<section>-light.png and -dark.png of each section of the settings
 // window (and the first-run sheet, Status with Full Disk Access missing, and Status with the
-// menu-bar icon hidden), from the fake bridge seeded with the captured demo State
-// and a few realistic clients. Run by `make screenshots`; the PNGs are committed.
+// menu-bar icon hidden, and the sender picker: Contacts searched, and recent senders), from
+// the fake bridge seeded with the captured demo State, a few realistic clients and the
+// fake's demo Contacts (people and groups in the allowlists, one card since deleted). Run by `make screenshots`; the PNGs are committed.
 // SCREENSHOTS_DIR=DIR writes them there instead (to compare with the committed ones).
 
 import { mkdirSync, readFileSync } from "node:fs";
@@ -34,6 +35,11 @@ function seed() {
   s.state.http = { state: "serving", url: "http://127.0.0.1:3917/mcp", no_auth: false };
   s.settings.http.enabled = true;
   s.hosts = connectHosts();
+  // People and groups beside plain senders; one card that Contacts no longer has.
+  s.settings.types[0].allow = ["example.com", "group: Family [9A2B4C6D-8E0F-4A1B-9C2D-3E4F5A6B7C80:ABGroup]", "person: Jo Marsh [DEAD0000-0000-4000-8000-000000000000:ABPerson]"];
+  s.settings.types[0].categories = ["primary"];
+  s.settings.types[1].allow = ["person: Ana Ruiz [4F1C2A7E-0D7B-4E55-9C3A-1B2D3E4F5A60:ABPerson]", "+120255501*"];
+  s.settings.types[1].names = true;
   s.activity.forEach((d) => {
     d.clientName = d.clientId === 3 ? "claude-code" : "Tidings channel";
   });
@@ -62,6 +68,13 @@ function connectHosts() {
     host("windsurf", "Windsurf", "~/.codeium/windsurf/mcp_config.json", ["tools", "events"]),
     host("lm-studio", "LM Studio", "~/.lmstudio/mcp.json", ["tools", "events"]),
   ];
+}
+
+/** Scroll the pane so `sel` ends at the bottom of the window, with its card's context above. */
+async function scrollTo(page, sel) {
+  await page.locator(sel).evaluate((el) => el.scrollIntoView({ block: "end" }));
+  await page.evaluate(() => { document.querySelector(".pane").scrollTop += 16; });
+  await page.mouse.move(1, 1); // no hover left on a row that scrolled under the pointer
 }
 
 const sections = ["status", "types", "clients", "connect", "activity", "advanced"];
@@ -101,6 +114,32 @@ try {
       hidden.state.types[1].store.path = "/Users/you/Library/Messages/chat.db";
       const { page, context } = await openUi(browser, server.url, { seed: hidden, hash: "status", colorScheme });
       const file = join(out, `status-menubar-hidden-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    // The sender picker: Contacts searched for "a", one card already allowed through a group.
+    {
+      const { page, context } = await openUi(browser, server.url, { seed: seed(), hash: "types", colorScheme });
+      await page.getByTestId("picker-open-mail.received").click();
+      await page.getByTestId("picker-search-mail.received").fill("a");
+      await page.waitForSelector("[data-testid='picker-contacts-mail.received'] [role=option]");
+      await page.getByTestId("picker-search-mail.received").press("ArrowDown");
+      await page.getByTestId("picker-search-mail.received").press("ArrowDown");
+      await scrollTo(page, "[data-testid='picker-mail.received']");
+      const file = join(out, `picker-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    // Recent senders of Messages: counts, last dates, names, the allowed ones marked.
+    {
+      const { page, context } = await openUi(browser, server.url, { seed: seed(), hash: "types", colorScheme });
+      await page.getByTestId("picker-open-messages.received").click();
+      await page.getByTestId("picker-messages.received").getByRole("tab", { name: "Recent senders" }).click();
+      await page.waitForSelector("[data-testid='picker-recent-messages.received'] [role=option]");
+      await scrollTo(page, "[data-testid='picker-messages.received']");
+      const file = join(out, `picker-recent-${colorScheme}.png`);
       await page.screenshot({ path: file });
       console.log(file);
       await context.close();

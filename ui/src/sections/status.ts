@@ -1,10 +1,11 @@
 // Status: each store in one sentence with its fix, Full Disk Access (the pane, a restart), a
-// login item waiting for approval, pause, the socket, the HTTP endpoint and the settings file.
+// login item waiting for approval, pause, the socket, the HTTP endpoint and the settings file;
+// one line when Contacts cannot be read.
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
 import { h, setText } from "../dom";
-import { FULL_DISK_ACCESS_OWNER, fullDiskAccessSentence, httpSentence, plural, settingsSentence, storeBadge, storeSentence, timeLabel, typeLabel } from "../format";
+import { FULL_DISK_ACCESS_OWNER, contactsSentence, fullDiskAccessSentence, httpSentence, plural, settingsSentence, storeBadge, storeSentence, timeLabel, typeLabel } from "../format";
 import type { SettingsView } from "../model";
 
 export function statusSection(ctx: Ctx): Section {
@@ -76,6 +77,8 @@ export function statusSection(ctx: Ctx): Section {
   approval.hidden = true;
 
   const stores = h("div", { class: "group", attrs: { "data-testid": "stores" } });
+  const contactsLine = h("p", { class: "notice-line", attrs: { "data-testid": "status-contacts", "data-tone": "warn" } });
+  contactsLine.hidden = true;
   const storeRows = new Map<string, { badge: HTMLElement; sentence: HTMLElement; path: HTMLElement }>();
   const socket = h("code", { class: "path", attrs: { "data-testid": "socket" } });
   const http = h("span", { attrs: { "data-testid": "http-state" } });
@@ -91,6 +94,7 @@ export function statusSection(ctx: Ctx): Section {
     approval,
     h("h3", { text: "Stores" }),
     stores,
+    contactsLine,
     fda,
     h("h3", { text: "Connections" }),
     h(
@@ -116,6 +120,9 @@ export function statusSection(ctx: Ctx): Section {
       const login = m.settings.startAtLogin;
       approval.hidden = login.state !== "requiresApproval";
       setText(approveText, login.state === "requiresApproval" ? login.text : "");
+      const contacts = contactsSentence(m.settings.contacts);
+      contactsLine.hidden = contacts === null;
+      setText(contactsLine, contacts ?? "");
     }
     if (!st) return;
     const listening = st.clients.filter((c) => !c.revoked).length;

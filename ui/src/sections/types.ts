@@ -1,12 +1,16 @@
 // Event types: per type the on/off switch, the sender allowlist (each entry checked by the
-// engine as you type, the reason shown), the backfill window and the plain reach sentence.
+// engine as you type, the reason shown; people and groups picked from Contacts, each shown
+// missing when it matches nobody), the names switch, the categories, the backfill window and
+// the plain reach sentence. Above them, one line when Contacts cannot be read.
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
 import { h, replaceChildren, setText, uid } from "../dom";
-import { checkSentence, typeLabel } from "../format";
-import type { AllowCheck, SettingsView, TypeView } from "../model";
+import { categoryLabel, checkSentence, contactsSentence, entryKindWord, entryProblem, namesExample, typeLabel } from "../format";
+import { icon } from "../icons";
+import type { AllowCheck, AllowEntryView, SettingsView, TypeView } from "../model";
 import { MAX_BACKFILL_DAYS } from "../model";
+import { senderPicker } from "../picker";
 
 interface Card {
   update(t: TypeView): void;
@@ -112,6 +116,68 @@ function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
     }
   }
 
+  const picker = senderPicker({
+    eventType: name,
+    label,
+    allowed: () => current()?.allow ?? [],
+    contactsProblem: () => contactsSentence(ctx.model.settings?.contacts),
+    add: async (entry) => {
+      const list = current()?.allow ?? [];
+      if (list.includes(entry)) return true;
+      const ok = await setAllow([...list, entry]);
+      if (ok) {
+        setText(allowMsg, "");
+        allowMsg.dataset.tone = "";
+      }
+      return ok;
+    },
+  });
+
+  // The names switch: the sender's Contacts name in events, off until turned on.
+  const namesId = uid("names");
+  const namesHintId = uid("names-hint");
+  const names = h("input", {
+    id: namesId,
+    attrs: { type: "checkbox", role: "switch", "aria-describedby": namesHintId, "data-testid": `names-${name}` },
+  });
+  const namesMsg = h("p", { class: "msg quiet error", attrs: { role: "alert" } });
+  names.addEventListener("change", async () => {
+    const on = names.checked;
+    try {
+      ctx.applySettings(await call<SettingsView>("set_names", { eventType: name, on }));
+      setText(namesMsg, "");
+    } catch (e) {
+      names.checked = !on;
+      setText(namesMsg, messageOf(e));
+    }
+  });
+
+  // The categories the store can tell apart; none ticked is all of them.
+  const catBoxes = h("div", { class: "cats" });
+  const catMsg = h("p", { class: "msg quiet error", attrs: { role: "alert" } });
+  const catSet = h(
+    "fieldset",
+    { class: "categories", attrs: { "data-testid": `categories-${name}` } },
+    h("legend", { text: "Categories" }),
+    catBoxes,
+    h("p", { class: "muted small", text: "None ticked: every category. On top of the allowlist." }),
+    catMsg,
+  );
+  catSet.hidden = true;
+  let shownOffered = "";
+  async function setCategories(): Promise<void> {
+    const boxes = [...catBoxes.querySelectorAll<HTMLInputElement>("input")];
+    const categories = boxes.filter((b) => b.checked).map((b) => b.value);
+    try {
+      ctx.applySettings(await call<SettingsView>("set_categories", { eventType: name, categories }));
+      setText(catMsg, "");
+    } catch (e) {
+      const had = current()?.categories ?? [];
+      for (const b of boxes) b.checked = had.includes(b.value);
+      setText(catMsg, messageOf(e));
+    }
+  }
+
   input.addEventListener("input", () => void check());
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
@@ -187,8 +253,18 @@ function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
         h("label", { class: "sr-only", attrs: { for: inputId }, text: `New ${label} allowlist entry` }),
         input,
         addButton,
+        picker.opener,
       ),
+      picker.panel,
       allowMsg,
+      h(
+        "div",
+        { class: "row" },
+        h("label", { class: "switch", attrs: { for: namesId } }, names, h("span", { text: "Include names from Contacts" })),
+      ),
+      h("p", { id: namesHintId, class: "muted small" }, "Agents get the sender's name as you saved it, for example “", namesExample(name), "”. Off: the address or number only."),
+      namesMsg,
+      catSet,
       h(
         "div",
         { class: "row" },
@@ -199,24 +275,46 @@ function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
     ),
   );
 
-  let shownAllow: string[] | null = null;
+  let shownAllow: string | null = null;
   return {
     update(t) {
       toggle.checked = t.enabled;
       setText(summary, t.summary);
       setText(reach, t.reach);
       if (document.activeElement !== backfill) backfill.value = String(t.backfillDays);
-      if (shownAllow && shownAllow.join("\n") === t.allow.join("\n")) return;
-      shownAllow = [...t.allow];
-      const items = t.allow.map((entry) =>
+      names.checked = t.names ?? false;
+      const offered = t.offeredCategories ?? [];
+      catSet.hidden = offered.length === 0;
+      if (offered.join(",") !== shownOffered) {
+        shownOffered = offered.join(",");
+        replaceChildren(
+          catBoxes,
+          ...offered.map((c) => {
+            const box = h("input", { attrs: { type: "checkbox", value: c, "data-testid": `category-${name}-${c}` }, on: { change: () => void setCategories() } });
+            return h("label", { class: "cat" }, box, h("span", { text: categoryLabel(c) }));
+          }),
+        );
+      }
+      for (const b of catBoxes.querySelectorAll<HTMLInputElement>("input")) b.checked = (t.categories ?? []).includes(b.value);
+      picker.refresh();
+
+      // Each entry with its view; a view the app did not send is a plain sender entry.
+      const views = t.allow.map((entry, i): AllowEntryView => {
+        const v = t.entries?.[i];
+        return v && v.entry === entry ? v : { entry, kind: null, label: entry, state: "ok" };
+      });
+      const key = JSON.stringify(views);
+      if (shownAllow === key) return;
+      shownAllow = key;
+      const items = views.map(({ entry, kind, label: shown, state }) =>
         h(
           "li",
-          {},
-          h("span", { class: "entry", text: entry }),
+          { attrs: { "data-entry": entry, "data-state": state } },
+          entryLabel(kind, shown, state),
           h("button", {
             class: "btn small",
             text: "Remove",
-            attrs: { type: "button", "aria-label": `Remove ${entry} from the ${label} allowlist` },
+            attrs: { type: "button", "aria-label": `Remove ${shown} from the ${label} allowlist` },
             on: {
               // The row goes away with its button: keep the keyboard in the editor.
               click: async () => {
@@ -234,8 +332,28 @@ function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
   };
 }
 
+/** An entry's text: a person or group with its icon, word and, when it matches nobody, why. */
+function entryLabel(kind: string | null, shown: string, state: AllowEntryView["state"]): HTMLElement {
+  const word = entryKindWord(kind);
+  if (!word) return h("span", { class: "entry", text: shown });
+  const problem = entryProblem(state);
+  return h(
+    "span",
+    { class: "entry-people" },
+    icon(kind === "group" ? "group" : "person"),
+    h("span", { class: "entry-text" },
+      h("span", { class: "entry people", text: shown }),
+      " ",
+      h("span", { class: "tag", text: word }),
+      problem ? h("span", { class: "entry-problem", attrs: { "data-tone": "bad" }, text: problem }) : null,
+    ),
+  );
+}
+
 export function typesSection(ctx: Ctx): Section {
   const cards = h("div", { class: "cards" });
+  const contactsLine = h("p", { class: "notice-line", attrs: { "data-testid": "contacts-status", "data-tone": "warn" } });
+  contactsLine.hidden = true;
   const byName = new Map<string, Card>();
   const panel = h(
     "section",
@@ -245,6 +363,7 @@ export function typesSection(ctx: Ctx): Section {
       class: "lede",
       text: "Agents only ever see envelopes (sender, subject, time), never a message's body, and only from the senders you allow.",
     }),
+    contactsLine,
     cards,
   );
   return {
@@ -252,6 +371,9 @@ export function typesSection(ctx: Ctx): Section {
     title: "Event types",
     panel,
     update(m: Model) {
+      const line = contactsSentence(m.settings?.contacts);
+      contactsLine.hidden = line === null;
+      setText(contactsLine, line ?? "");
       for (const t of m.settings?.types ?? []) {
         let card = byName.get(t.name);
         if (!card) {
