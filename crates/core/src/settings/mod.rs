@@ -211,6 +211,10 @@ pub struct EventSettings {
     /// an added account), not news, and is not delivered. `0` turns the guard off.
     #[serde(deserialize_with = "backfill_days")]
     pub backfill_days: u32,
+    /// Add the sender's name from Contacts to events (`from.contact`), the pull tools, the
+    /// channel and hook digests. Off until the user turns it on: the name is the user's own
+    /// label for a person.
+    pub contact_names: bool,
 }
 
 /// The backfill window when the file does not say.
@@ -225,6 +229,7 @@ impl Default for EventSettings {
             enabled: false,
             allow: Vec::new(),
             backfill_days: DEFAULT_BACKFILL_DAYS,
+            contact_names: false,
         }
     }
 }

@@ -12,7 +12,8 @@ impl Settings {
     /// endpoint that is off in `self` shows agents nothing, so it never widens. One that is
     /// on widens when it was off, and, when it was on, when: its allowlist is emptied, or
     /// gains an entry it did not hold (unless it was empty, which is no allowlist at all); its
-    /// `backfill_days` is raised or set to 0 (the guard off); the endpoint moves (`listen`)
+    /// `backfill_days` is raised or set to 0 (the guard off); names from Contacts are turned
+    /// on (`contact_names`); the endpoint moves (`listen`)
     /// or allows a browser origin it did not. Channel presets and notification switches
     /// never widen through the daemon: the channel reads its preset from the file when it
     /// starts, and notifications reach the user only.
@@ -38,6 +39,7 @@ fn type_widens(new: &EventSettings, old: &EventSettings) -> bool {
         enabled,
         allow,
         backfill_days,
+        contact_names,
     } = new;
     if !enabled {
         return false;
@@ -51,7 +53,9 @@ fn type_widens(new: &EventSettings, old: &EventSettings) -> bool {
     } else {
         !old.allow.is_empty() && allow.iter().any(|e| !old.allow.contains(e))
     };
-    allow_widens || window(*backfill_days) > window(old.backfill_days)
+    allow_widens
+        || window(*backfill_days) > window(old.backfill_days)
+        || (*contact_names && !old.contact_names)
 }
 
 /// The backfill window in days, 0 (the guard off) as wider than any.
@@ -127,6 +131,11 @@ allowed_origins = [\"http://localhost:5173\"]
                 applied.clone(),
             ),
             (
+                "names from Contacts turned on",
+                applied.clone(),
+                changed(|s| s.messages.contact_names = true),
+            ),
+            (
                 "an allowlist emptied",
                 applied.clone(),
                 changed(|s| s.mail.allow.clear()),
@@ -193,6 +202,10 @@ allowed_origins = [\"http://localhost:5173\"]
             (
                 "backfill shorter",
                 changed(|s| s.messages.backfill_days = 1),
+            ),
+            (
+                "names from Contacts turned off",
+                changed(|s| s.messages.contact_names = false),
             ),
             ("http off", changed(|s| s.http.enabled = false)),
             (
