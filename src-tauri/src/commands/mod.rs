@@ -199,6 +199,25 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             }
             Ok(Value::Null)
         }
+        // The sender picker: Contacts and recent senders for the person at the Mac; no MCP
+        // method or tool reaches these.
+        "search_people" => {
+            let a: Query = parse(command, args)?;
+            reply(app::search_people(handle, &a.query)?)
+        }
+        "list_groups" => reply(app::list_groups(handle)),
+        "recent_senders" => {
+            let a: TypeOnly = parse(command, args)?;
+            reply(app::recent_senders(handle, &a.event_type).await?)
+        }
+        "set_names" => {
+            let a: NamesSwitch = parse(command, args)?;
+            reply(app::set_names(handle, &a.event_type, a.on).await?)
+        }
+        "set_categories" => {
+            let a: Categories = parse(command, args)?;
+            reply(app::set_categories(handle, &a.event_type, &a.categories).await?)
+        }
         // A name added to COMMANDS without its arm: the page hears it, nothing panics.
         _ => Err(CommandError::from(format!(
             "`{command}` is listed in commands.json but the app has no code for it"
@@ -243,6 +262,32 @@ struct Allowlist {
 struct AllowEntry {
     event_type: String,
     entry: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Query {
+    query: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct TypeOnly {
+    event_type: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct NamesSwitch {
+    event_type: String,
+    on: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Categories {
+    event_type: String,
+    categories: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]

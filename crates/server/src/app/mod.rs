@@ -9,7 +9,7 @@
 use serde::Serialize;
 use tidings_core::EventType;
 use tidings_core::allowlist::{self, AllowKind};
-use tidings_core::settings::{MAX_BACKFILL_DAYS, NotificationKind};
+use tidings_core::settings::{ContactsInForce, MAX_BACKFILL_DAYS, NotificationKind};
 
 use crate::clients::Delivery;
 use crate::daemon::DaemonError;
@@ -17,6 +17,10 @@ use crate::engine::{Handle, RevokeError};
 use crate::http::auth::AuthMode;
 use crate::http::token::{self, TokenError};
 use crate::state::now_ms;
+pub use people::{
+    AllowEntryView, ContactsView, GroupHit, MAX_QUERY_CHARS, MAX_SEARCH_HITS, PersonHit,
+    list_groups, search_people, set_names,
+};
 
 /// The longest backfill window the app offers (the file accepts up to ten years).
 pub const MAX_APP_BACKFILL_DAYS: u32 = 365;
@@ -45,6 +49,8 @@ pub struct SettingsView {
     pub connect_snippet: String,
     /// Whether the app starts at login.
     pub start_at_login: LoginView,
+    /// Whether the Contacts stores can be read.
+    pub contacts: ContactsView,
 }
 
 /// Start at login, as the window and the menu show it.
@@ -88,6 +94,10 @@ pub struct TypeView {
     pub reach: String,
     /// The menu's line under the type: "from acme.com and 2 more".
     pub summary: String,
+    /// Each entry of `allow`, in the same order, with its kind, label and state.
+    pub entries: Vec<AllowEntryView>,
+    /// Whether events carry the sender's name from Contacts (`contact_names`).
+    pub names: bool,
 }
 
 /// The HTTP endpoint as configured.
@@ -174,6 +184,12 @@ pub enum AppError {
         /// The name given (cut).
         kind: String,
     },
+    /// A Contacts search text was too long.
+    #[error("a search is at most {MAX_QUERY_CHARS} characters, got {chars}")]
+    Query {
+        /// Its length in characters.
+        chars: usize,
+    },
     /// System Settings could not be opened at the pane.
     #[error(transparent)]
     Pane(#[from] tidings_platform::panes::PaneError),
@@ -194,7 +210,11 @@ pub async fn settings_view(handle: &Handle) -> SettingsView {
 }
 
 fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) -> SettingsView {
-    let settings = handle.settings();
+    let contacts = handle.daemon().contacts();
+    let settings = tidings_core::Settings {
+        contacts: ContactsInForce(Some(contacts.clone())),
+        ..handle.settings()
+    };
     let types = EventType::ALL
         .into_iter()
         .map(|ty| {
@@ -206,6 +226,8 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
                 backfill_days: t.backfill_days,
                 reach: allowlist::reach_sentence(ty, t),
                 summary: allowlist::allow_summary(t),
+                entries: people::entry_views(&settings, ty),
+                names: t.contact_names,
             }
         })
         .collect();
@@ -228,6 +250,7 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
         first_run: handle.first_run(),
         connect_snippet: connect_snippet(handle.socket_path()),
         start_at_login: login,
+        contacts: people::contacts_view(&contacts),
     }
 }
 
@@ -428,6 +451,7 @@ pub fn finish_first_run(handle: &Handle) {
 }
 
 mod login_item;
+mod people;
 mod snippet;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,178 @@
+//! The sender picker's commands: Contacts searched, groups listed, recent senders, and the
+//! allowlist entries as the window shows them.
+//!
+//! For the person at the Mac only: these are bridge commands of the app, never an MCP
+//! method, tool or `State` field, and nothing here is logged.
+
+use serde::Serialize;
+use tidings_core::EventType;
+use tidings_core::allowlist::{self, AllowKind, EntryState};
+use tidings_core::contacts::{Contacts, PeopleEntry, PeopleKind, Person};
+use tidings_core::text::sanitize;
+
+use super::{AppError, event_type};
+use crate::engine::Handle;
+
+/// The most cards one search answers with: a picker shows a screenful, and typing narrows.
+pub const MAX_SEARCH_HITS: usize = 50;
+
+/// The longest search text looked at, in characters.
+pub const MAX_QUERY_CHARS: usize = 200;
+
+/// Characters of a name or handle the picker is given: enough for any real one, and a
+/// card's field is text anyone who sent the user a vCard wrote.
+const MAX_SHOWN_CHARS: usize = 120;
+
+/// One allowlist entry as the window shows it.
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowEntryView {
+    /// The entry as settings.toml holds it (`person: Ana Ruiz [ID]`, `acme.com`).
+    pub entry: String,
+    /// What it names.
+    pub kind: AllowKind,
+    /// The name to show: a person's or group's name, else the entry itself.
+    pub label: String,
+    /// Whether it stands for anyone now.
+    pub state: EntryState,
+}
+
+/// Whether the Contacts stores can be read, and why not.
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContactsView {
+    /// At least one store was read.
+    pub readable: bool,
+    /// The first store that could not be read and why, if any.
+    pub problem: Option<String>,
+}
+
+/// One card found by [`search_people`].
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonHit {
+    /// The card's id in Contacts.
+    pub id: String,
+    /// Its name (the organisation's, for a company card).
+    pub name: String,
+    /// A company card.
+    pub company: bool,
+    /// Its numbers and addresses, as written on it.
+    pub handles: Vec<String>,
+    /// The allowlist entry that names this person.
+    pub entry: String,
+}
+
+/// One Contacts group from [`list_groups`].
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupHit {
+    /// The group's id in Contacts.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// How many people it holds.
+    pub members: usize,
+    /// The allowlist entry that names this group.
+    pub entry: String,
+}
+
+/// The entries of `ty`'s allowlist with their kind, label and state, in order.
+pub(super) fn entry_views(settings: &tidings_core::Settings, ty: EventType) -> Vec<AllowEntryView> {
+    allowlist::describe(settings, ty)
+        .into_iter()
+        .map(|v| AllowEntryView {
+            entry: v.entry,
+            kind: v.kind,
+            label: sanitize(&v.label, MAX_SHOWN_CHARS),
+            state: v.state,
+        })
+        .collect()
+}
+
+/// The Contacts stores as last read, in the window's terms.
+pub(super) fn contacts_view(contacts: &Contacts) -> ContactsView {
+    ContactsView {
+        readable: contacts.stores_read() > 0,
+        problem: contacts.problems().first().map(|p| {
+            format!(
+                "{}: {} ({})",
+                crate::home::home_relative(&p.path),
+                p.kind.name(),
+                crate::home::without_home(&p.detail)
+            )
+        }),
+    }
+}
+
+/// Cards whose name, number or address holds `query`, at most [`MAX_SEARCH_HITS`]. An empty
+/// query lists the first cards, so the picker shows something before anything is typed.
+pub fn search_people(handle: &Handle, query: &str) -> Result<Vec<PersonHit>, AppError> {
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(AppError::Query { chars });
+    }
+    let contacts = handle.daemon().contacts();
+    Ok(contacts
+        .search(query.trim(), MAX_SEARCH_HITS)
+        .into_iter()
+        .map(person_hit)
+        .collect())
+}
+
+fn person_hit(p: &Person) -> PersonHit {
+    let entry = PeopleEntry {
+        kind: PeopleKind::Person,
+        name: p.name.clone(),
+        id: Some(p.id.clone()),
+    };
+    PersonHit {
+        id: p.id.clone(),
+        name: sanitize(&p.name, MAX_SHOWN_CHARS),
+        company: p.company,
+        handles: p
+            .phones
+            .iter()
+            .chain(&p.emails)
+            .map(|h| sanitize(&h.written, MAX_SHOWN_CHARS))
+            .collect(),
+        entry: entry.to_string(),
+    }
+}
+
+/// Every Contacts group, by name.
+pub fn list_groups(handle: &Handle) -> Vec<GroupHit> {
+    let contacts = handle.daemon().contacts();
+    let mut groups: Vec<GroupHit> = contacts
+        .groups()
+        .iter()
+        .map(|g| GroupHit {
+            id: g.id.clone(),
+            name: sanitize(&g.name, MAX_SHOWN_CHARS),
+            members: g.members.len(),
+            entry: PeopleEntry {
+                kind: PeopleKind::Group,
+                name: g.name.clone(),
+                id: Some(g.id.clone()),
+            }
+            .to_string(),
+        })
+        .collect();
+    groups.sort_by_cached_key(|g| g.name.to_lowercase());
+    groups
+}
+
+/// Turn the sender's Contacts name in `event_type`'s events on or off.
+pub async fn set_names(
+    handle: &Handle,
+    event_type_name: &str,
+    on: bool,
+) -> Result<super::SettingsView, AppError> {
+    let ty = event_type(event_type_name)?;
+    handle.update_settings(|s| s.for_type_mut(ty).contact_names = on)?;
+    Ok(super::settings_view(handle).await)
+}
