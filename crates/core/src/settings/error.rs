@@ -60,6 +60,7 @@ const KEYS: &[&str] = &[
     "enabled",
     "allow",
     "backfill_days",
+    "categories",
     "listen",
     "allowed_origins",
     "notifications",
@@ -228,7 +229,7 @@ mod tests {
         assert_eq!(
             summary("[mail]\nalow = []\n"),
             "settings.toml line 2: unknown field `alow`, expected one of `enabled`, `allow`, \
-             `backfill_days`"
+             `backfill_days`, `categories`"
         );
         // A reason that quotes a value keeps its words, not the value.
         let s = summary("[mail]\n\n\nallow = [\"x\", \"secret@example.com\", \"mom\"]\n");

@@ -24,6 +24,8 @@ const HEADER: &str = "\
 #   allowed_origins = []      browser origins allowed to call it; empty refuses them all
 # backfill_days = 7 (in [mail] or [messages]): a row dated more than this many days before
 #   it appeared (an iCloud sync, an added account) is not delivered; 0 delivers everything.
+# categories = [\"primary\"] (in [mail] or [messages]): only these categories may reach an
+#   agent: primary, transactions, updates (Mail only), promotions. Absent or []: every one.
 # [notifications] enabled = true|false   whether Tidings may notify you at all, and one
 #   switch per kind: first_subscription, full_disk_access, store_rebuilt, settings_rejected
 ";

@@ -12,6 +12,7 @@ impl Settings {
     /// endpoint that is off in `self` shows agents nothing, so it never widens. One that is
     /// on widens when it was off, and, when it was on, when: its allowlist is emptied, or
     /// gains an entry it did not hold (unless it was empty, which is no allowlist at all); its
+    /// `categories` likewise (emptied is every category); its
     /// `backfill_days` is raised or set to 0 (the guard off); the endpoint moves (`listen`)
     /// or allows a browser origin it did not. Channel presets and notification switches
     /// never widen through the daemon: the channel reads its preset from the file when it
@@ -35,6 +36,7 @@ fn type_widens(new: &EventSettings, old: &EventSettings) -> bool {
         enabled,
         allow,
         backfill_days,
+        categories,
     } = new;
     if !enabled {
         return false;
@@ -48,7 +50,13 @@ fn type_widens(new: &EventSettings, old: &EventSettings) -> bool {
     } else {
         !old.allow.is_empty() && allow.iter().any(|e| !old.allow.contains(e))
     };
-    allow_widens || window(*backfill_days) > window(old.backfill_days)
+    // An empty list is every category.
+    let categories_widen = if categories.is_empty() {
+        !old.categories.is_empty()
+    } else {
+        !old.categories.is_empty() && categories.iter().any(|c| !old.categories.contains(c))
+    };
+    allow_widens || categories_widen || window(*backfill_days) > window(old.backfill_days)
 }
 
 /// The backfill window in days, 0 (the guard off) as wider than any.
@@ -75,6 +83,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::event::Category;
     use crate::settings::{ChannelPreset, NotificationKind};
 
     fn parse(text: &str) -> Settings {
@@ -159,6 +168,16 @@ allowed_origins = [\"http://localhost:5173\"]
                 changed(|s| s.http.allowed_origins.push("http://evil.test".into())),
             ),
             (
+                "categories emptied (every one)",
+                changed(|s| s.mail.categories = vec![Category::Primary]),
+                applied.clone(),
+            ),
+            (
+                "a category added",
+                changed(|s| s.mail.categories = vec![Category::Primary]),
+                changed(|s| s.mail.categories = vec![Category::Primary, Category::Updates]),
+            ),
+            (
                 "a half-written file: the allowlist not yet there",
                 applied.clone(),
                 parse("[mail]\nenabled = true\n"),
@@ -186,6 +205,10 @@ allowed_origins = [\"http://localhost:5173\"]
             (
                 "an allowlist where there was none",
                 changed(|s| s.messages.allow.push(entry("+120255501*"))),
+            ),
+            (
+                "categories where there were none",
+                changed(|s| s.mail.categories = vec![Category::Primary]),
             ),
             (
                 "backfill shorter",
