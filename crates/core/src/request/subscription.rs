@@ -430,6 +430,7 @@ mod tests {
         assert_eq!(f.allow.len(), 1, "the allowlist still applies");
     }
 
+    #[allow(clippy::needless_pass_by_value)] // tests pass `json!` literals
     fn categories_of(name: &str, args: Value, s: &Settings) -> Result<Vec<Category>, RequestError> {
         let sub = Subscription::new(name, args.as_object().unwrap(), s)?;
         Ok(match sub.filter() {

@@ -209,20 +209,20 @@ mod at {
 /// The optional joins: the global data row (`g`) and the user's category for the sender (`b`,
 /// one row per address at most: `UNIQUE(address)`).
 pub(crate) fn joins(caps: MailCaps) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     if caps.global_data() {
-        out.push_str(&format!(
+        out.push(format!(
             "LEFT JOIN {} g ON g.ROWID = m.{}",
             GLOBAL_MESSAGE_ID_HEADER.table, MESSAGES_GLOBAL_ID.name
         ));
     }
     if caps.sender_category {
-        out.push_str(&format!(
-            " LEFT JOIN business_addresses b ON b.address = m.{}",
+        out.push(format!(
+            "LEFT JOIN business_addresses b ON b.address = m.{}",
             MESSAGES_SENDER.name
         ));
     }
-    out
+    out.join(" ")
 }
 
 /// The message's category as Mail's code (`Category::code`), NULL when unknown: the user's
