@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::event::EventType;
+use crate::event::{Category, EventType};
 use crate::filter::Service;
 use crate::settings::Settings;
 
@@ -29,11 +29,31 @@ fn string_array(description: &str) -> Value {
     })
 }
 
+/// The `categories` argument of `ty`: the categories its store files messages under.
+fn categories_argument(ty: EventType) -> Value {
+    let names: Vec<&str> = Category::offered(ty).iter().map(|c| c.name()).collect();
+    let description = match ty {
+        EventType::MailReceived => {
+            "Only mail Mail files under these categories (its Primary, Transactions, Updates and Promotions views; the events' `category`). Mail stores before macOS 15, and mail not classified yet, carry no category: they count as `primary`. Tidings may allow fewer; asking only for categories it does not allow is an error that names the ones it does. Narrows, never widens, the senders."
+        }
+        EventType::MessagesReceived => {
+            "Only messages Messages files under these categories: `transactions` and `promotions` are the SMS filter's lists (the events' `category`); every other message, and every message on a Mac whose chat.db has no such lists, counts as `primary`. Tidings may allow fewer; asking only for categories it does not allow is an error that names the ones it does. Narrows, never widens, the senders."
+        }
+    };
+    json!({
+        "type": "array",
+        "items": {"type": "string", "enum": names},
+        "minItems": 1,
+        "uniqueItems": true,
+        "description": description,
+    })
+}
+
 /// The argument names each type accepts, in schema order.
 pub fn argument_names(ty: EventType) -> &'static [&'static str] {
     match ty {
-        EventType::MailReceived => &["from", "domains", "mailboxes", "account"],
-        EventType::MessagesReceived => &["from", "domains", "chats", "service"],
+        EventType::MailReceived => &["from", "domains", "mailboxes", "account", "categories"],
+        EventType::MessagesReceived => &["from", "domains", "chats", "service", "categories"],
     }
 }
 
@@ -71,6 +91,7 @@ pub fn input_schema_with(ty: EventType, settings: &Settings, accounts: &[String]
                     "mailboxes": string_array(
                         "Mailbox paths such as `INBOX` or `Clients/Acme`, optionally qualified by account as `account:path` (the account's address or UUID). Narrows, never widens, the senders."),
                     "account": account,
+                    "categories": categories_argument(ty),
                 },
                 "additionalProperties": false,
                 "examples": [
@@ -90,6 +111,7 @@ pub fn input_schema_with(ty: EventType, settings: &Settings, accounts: &[String]
                     "enum": Service::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                     "description": "Only messages sent over this service (the events' `from.service`).",
                 },
+                "categories": categories_argument(ty),
             },
             "additionalProperties": false,
             "examples": [
@@ -141,6 +163,16 @@ pub fn payload_schema(ty: EventType) -> Value {
                 "read": {"type": "boolean"},
                 "flagged": {"type": "boolean"},
                 "attachmentCount": {"type": "integer", "minimum": 0},
+                "category": {
+                    "type": "string",
+                    "enum": Category::ALL.iter().map(|c| c.name()).collect::<Vec<_>>(),
+                    "description": "Where Mail files it: its own category, Primary for what it calls high impact, or the category you chose for the sender. Absent when Mail has not classified it (yet) or the store predates categories (before macOS 15).",
+                },
+                "priority": {
+                    "type": "string",
+                    "enum": ["urgent", "high"],
+                    "description": "`urgent` when Mail marks it urgent, else `high` when Mail calls it high impact; absent otherwise.",
+                },
             },
             "required": ["messageId", "from", "to", "cc", "subject", "mailbox", "account",
                          "dateReceived", "dateSent", "read", "flagged", "attachmentCount"],
@@ -169,6 +201,11 @@ pub fn payload_schema(ty: EventType) -> Value {
                 "date": date("When it was sent; null when the row has no date."),
                 "attachmentCount": {"type": "integer", "minimum": 0},
                 "isReply": {"type": "boolean", "description": "An inline reply in a thread."},
+                "category": {
+                    "type": "string",
+                    "enum": [Category::Transactions.name(), Category::Promotions.name()],
+                    "description": "The SMS filter's list it is in (macOS 27, or a chat Messages files there); absent otherwise.",
+                },
             },
             "required": ["guid", "from", "chat", "date", "attachmentCount", "isReply"],
         }),

@@ -1,6 +1,7 @@
-//! The two event types and the occurrence they produce.
+//! The two event types, the categories their stores file messages under, and the occurrence
+//! they produce.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An event type Tidings serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -65,6 +66,84 @@ impl std::fmt::Display for EventType {
     }
 }
 
+/// Where a message is filed: Mail's categories (macOS 15 and later), and the two of them
+/// Messages' SMS filter uses (docs/decisions/people.md, "Categories, priority, junk and
+/// blocked chats"). A message with no category counts as [`Category::Primary`] for filtering,
+/// though its event does not claim one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// Mail's Primary: people, and anything the model calls high impact.
+    Primary,
+    /// Receipts, orders, deliveries, codes.
+    Transactions,
+    /// News, social, notifications (Mail only).
+    Updates,
+    /// Marketing.
+    Promotions,
+}
+
+impl Category {
+    /// Every category, in Mail's order (`model_category` 0 to 3).
+    pub const ALL: [Category; 4] = [
+        Category::Primary,
+        Category::Transactions,
+        Category::Updates,
+        Category::Promotions,
+    ];
+
+    /// The wire name, as the `categories` argument, the setting and the event spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Primary => "primary",
+            Category::Transactions => "transactions",
+            Category::Updates => "updates",
+            Category::Promotions => "promotions",
+        }
+    }
+
+    /// The category called `name` (ASCII case ignored).
+    pub fn parse(name: &str) -> Option<Category> {
+        Category::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Mail's `model_category` value, the code the scans compute in SQL.
+    pub(crate) fn code(self) -> i64 {
+        match self {
+            Category::Primary => 0,
+            Category::Transactions => 1,
+            Category::Updates => 2,
+            Category::Promotions => 3,
+        }
+    }
+
+    /// The category of a code the scans computed; `None` for anything else.
+    pub(crate) fn from_code(code: i64) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// The categories `ty`'s store files messages under: Mail's four; Messages has no
+    /// Updates.
+    pub fn offered(ty: EventType) -> &'static [Category] {
+        match ty {
+            EventType::MailReceived => &Category::ALL,
+            EventType::MessagesReceived => &[
+                Category::Primary,
+                Category::Transactions,
+                Category::Promotions,
+            ],
+        }
+    }
+
+    /// Whether a message filed under `category` (`None`: unknown, counted as Primary) passes
+    /// `wanted` (empty: every category).
+    pub fn passes(wanted: &[Category], category: Option<Category>) -> bool {
+        wanted.is_empty() || wanted.contains(&category.unwrap_or(Category::Primary))
+    }
+}
+
 /// One event, as it goes on the wire (`EventOccurrence`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -105,6 +184,25 @@ impl From<Occurrence> for serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn categories_read_back_by_name_and_code_and_unknown_counts_as_primary() {
+        for c in Category::ALL {
+            assert_eq!(Category::parse(c.name()), Some(c));
+            assert_eq!(Category::parse(&c.name().to_uppercase()), Some(c));
+            assert_eq!(Category::from_code(c.code()), Some(c));
+        }
+        assert_eq!(Category::parse("social"), None);
+        assert_eq!(Category::from_code(4), None);
+        assert!(!Category::offered(EventType::MessagesReceived).contains(&Category::Updates));
+        assert!(Category::passes(&[], Some(Category::Promotions)));
+        assert!(Category::passes(&[Category::Primary], None));
+        assert!(!Category::passes(&[Category::Promotions], None));
+        assert!(!Category::passes(
+            &[Category::Primary],
+            Some(Category::Updates)
+        ));
+    }
 
     #[test]
     fn index_is_the_position_in_all() {

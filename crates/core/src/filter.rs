@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::event::Category;
+
 /// One way to name senders. Matching is case-insensitive.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SenderPattern {
@@ -250,6 +252,9 @@ pub struct MailFilter {
     pub mailboxes: Vec<MailboxRef>,
     /// The client's account (its address or name as Mail shows it, or its UUID); `None` = any.
     pub account: Option<String>,
+    /// The categories the client asked for, within what the user allows; empty = any (a
+    /// message with no category counts as Primary).
+    pub categories: Vec<Category>,
 }
 
 /// What a `messages.received` subscription lets through.
@@ -263,6 +268,8 @@ pub struct MessagesFilter {
     pub chats: Vec<String>,
     /// The client's service; `None` = any.
     pub service: Option<Service>,
+    /// As [`MailFilter::categories`].
+    pub categories: Vec<Category>,
 }
 
 impl MailFilter {

@@ -4,6 +4,7 @@
 //! top down: each module imports only modules listed after it, so there are no cycles
 //! (`shared` builds on `poll`'s engine, which knows nothing of it).
 //! - [`shared`]: one unfiltered read per change, matched in memory per subscription (fan-out).
+//! - [`recent`]: the senders heard from lately, for the app's allowlist picker (never MCP).
 //! - [`poll`]: the [`Engine`]: bootstrap, gaps, `maxAgeMs`, bounded batches.
 //! - [`request`]: `events/poll` / `events/stream` parameters and the checked [`Subscription`].
 //! - `stores` (private): the Envelope Index and chat.db readers, read-only, with their skip
@@ -20,7 +21,7 @@
 //! - [`cursor`]: `v2.<dev>-<ino>-<birth>.<rowid>` and file identity.
 //! - [`error`]: store errors and request errors.
 //! - [`filter`]: sender patterns, mailbox references, per-type filters.
-//! - [`event`]: the two event types and the occurrence they produce.
+//! - [`event`]: the two event types, their categories and the occurrence they produce.
 //! - [`dates`], [`text`]: store dates to ISO 8601; untrusted text made safe to pass on.
 //!
 //! ```no_run
@@ -48,6 +49,7 @@ pub mod error;
 pub mod event;
 pub mod filter;
 pub mod poll;
+pub mod recent;
 pub mod request;
 pub mod settings;
 pub mod shared;
@@ -58,6 +60,7 @@ pub use cursor::{Cursor, FileIdentity};
 pub use error::{RequestError, StoreError, StoreErrorKind};
 pub use event::{EventType, Occurrence};
 pub use poll::{Batch, Clock, Engine, Limits, PollOutcome, Start, SystemClock};
+pub use recent::RecentSender;
 pub use request::{Filter, Subscription, SubscriptionParams};
 pub use settings::{HttpSettings, Settings};
 pub use shared::{Pick, Picks, Shared};

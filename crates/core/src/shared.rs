@@ -5,7 +5,7 @@
 //! per message rule, unreadable rows and the backfill guard apply as always), plus each row's
 //! *facts*: what the SQL filters test, read from the same warm store under the same lock (the
 //! raw sender handle, the mailboxes of the message's live copies and labels, the chats it is
-//! in, its service). [`Shared::batch_for`] then answers what `next` would have answered for
+//! in, its service; its category is the event's own). [`Shared::batch_for`] then answers what `next` would have answered for
 //! one subscription, from memory. The tests in `tests/engine/shared.rs` run the same rows and
 //! filters through both paths and compare.
 
@@ -15,7 +15,7 @@ use rusqlite::Connection;
 
 use crate::cursor::{Cursor, FileIdentity};
 use crate::error::StoreError;
-use crate::event::{EventType, Occurrence};
+use crate::event::{Category, EventType, Occurrence};
 use crate::filter::{MailFilter, MailboxRef, MessagesFilter, SenderPattern};
 use crate::poll::{Batch, Engine};
 use crate::request::{Filter, Subscription};
@@ -207,6 +207,7 @@ impl Shared {
             (Filter::Mail(f), RowFacts::Mail { sender, .. }) => {
                 if !senders_pass(&f.senders, sender.as_deref())
                     || !senders_pass(&f.allow, sender.as_deref())
+                    || !categories_pass(&f.categories, event)
                 {
                     return None;
                 }
@@ -215,6 +216,7 @@ impl Shared {
             (Filter::Messages(f), RowFacts::Messages { handle, .. }) => {
                 let pass = senders_pass(&f.senders, handle.as_deref())
                     && senders_pass(&f.allow, handle.as_deref())
+                    && categories_pass(&f.categories, event)
                     && messages_places(f, facts);
                 pass.then_some(Pick::Same(index))
             }
@@ -309,6 +311,17 @@ impl RowFacts {
 /// matches none, as SQL's `IN` over a NULL does).
 fn senders_pass(patterns: &[SenderPattern], handle: Option<&str>) -> bool {
     patterns.is_empty() || handle.is_some_and(|h| patterns.iter().any(|p| p.matches(h)))
+}
+
+/// The category test, on the category the event reports: the scan computed it with the SQL
+/// the filtered path tests, so both agree; absent counts as Primary.
+fn categories_pass(wanted: &[Category], event: &Occurrence) -> bool {
+    let category = event
+        .data
+        .get("category")
+        .and_then(serde_json::Value::as_str)
+        .and_then(Category::parse);
+    Category::passes(wanted, category)
 }
 
 /// The chat and service tests of a Messages filter; `NOCASE` folds ASCII only, as here.

@@ -319,6 +319,27 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The app's reads beside the event path (`recent.rs`): `mail` or `messages` (whichever store
+/// `ty` names) on the warm store under its lock.
+impl Engine {
+    /// The engine's clock's now.
+    pub(crate) fn clock_now(&self) -> OffsetDateTime {
+        self.clock.now()
+    }
+
+    pub(crate) fn on_store<R>(
+        &self,
+        ty: EventType,
+        mail: impl FnOnce(&mut MailStore) -> R,
+        messages: impl FnOnce(&mut MessagesStore) -> R,
+    ) -> R {
+        match ty {
+            EventType::MailReceived => mail(&mut lock(&self.mail)),
+            EventType::MessagesReceived => messages(&mut lock(&self.messages)),
+        }
+    }
+}
+
 /// The shared read's hook (`shared.rs` builds on it): [`Engine::next`] with no filter (the
 /// skip rules and the backfill guard only), then `mail` or `messages` (whichever store `ty`
 /// names) on the same warm store under the same locks, reading what the caller needs about the

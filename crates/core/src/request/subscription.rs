@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::json_kind;
 use crate::descriptor::{MAX_ARGUMENT_ITEMS, argument_names, sender_arguments};
 use crate::error::RequestError;
-use crate::event::EventType;
+use crate::event::{Category, EventType};
 use crate::filter::{
     MAX_PATTERN_LEN, MailFilter, MailboxRef, MessagesFilter, PatternError, SenderPattern, Service,
 };
@@ -94,6 +94,7 @@ impl Subscription {
                     allow,
                     mailboxes,
                     account: string_scalar(arguments, "account")?,
+                    categories: categories(ty, arguments, settings)?,
                 })
             }
             EventType::MessagesReceived => {
@@ -120,6 +121,7 @@ impl Subscription {
                     allow,
                     chats,
                     service,
+                    categories: categories(ty, arguments, settings)?,
                 })
             }
         };
@@ -160,6 +162,77 @@ impl Subscription {
     pub fn filter(&self) -> &Filter {
         &self.filter
     }
+}
+
+/// The categories a subscription delivers: the client's `categories` (default: every one the
+/// store offers) within the user's setting (default: every one). Empty means every category,
+/// so no test at all. An intersection with nothing in it is an error naming what the user
+/// allows, never a subscription that silently delivers nothing.
+fn categories(
+    ty: EventType,
+    arguments: &Map<String, Value>,
+    settings: &Settings,
+) -> Result<Vec<Category>, RequestError> {
+    let offered = Category::offered(ty);
+    let names = |list: &[Category]| {
+        list.iter()
+            .map(|c| format!("`{}`", c.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut asked = Vec::new();
+    for name in string_list(arguments, "categories")? {
+        let c = Category::parse(&name)
+            .filter(|c| offered.contains(c))
+            .ok_or_else(|| {
+                RequestError::invalid(
+                    "arguments.categories",
+                    format!(
+                        "arguments.categories: `{}` is not a category of {}; it takes {}",
+                        sanitize(&name, MAX_ECHO_CHARS),
+                        ty.name(),
+                        names(offered)
+                    ),
+                )
+            })?;
+        if !asked.contains(&c) {
+            asked.push(c);
+        }
+    }
+    let user = &settings.for_type(ty).categories;
+    if asked.is_empty() && user.is_empty() {
+        return Ok(Vec::new());
+    }
+    let base: &[Category] = if asked.is_empty() { offered } else { &asked };
+    let wanted: Vec<Category> = base
+        .iter()
+        .copied()
+        .filter(|c| user.is_empty() || user.contains(c))
+        .collect();
+    if wanted.is_empty() {
+        let allowed: Vec<Category> = offered
+            .iter()
+            .copied()
+            .filter(|c| user.contains(c))
+            .collect();
+        let allows = if allowed.is_empty() {
+            format!("none of the categories {} has", ty.app_name())
+        } else {
+            names(&allowed)
+        };
+        return Err(RequestError::invalid(
+            "arguments.categories",
+            format!(
+                "arguments.categories: Tidings lets only {allows} reach agents for {}; ask for those, or change the categories in Tidings",
+                ty.name()
+            ),
+        ));
+    }
+    // Every category the store offers is no bound at all: no test in the scan.
+    if offered.iter().all(|c| wanted.contains(c)) {
+        return Ok(Vec::new());
+    }
+    Ok(wanted)
 }
 
 fn pattern_error(field: &str, e: &PatternError) -> RequestError {
@@ -355,6 +428,87 @@ mod tests {
         };
         assert_eq!(f.senders.len(), 1);
         assert_eq!(f.allow.len(), 1, "the allowlist still applies");
+    }
+
+    #[allow(clippy::needless_pass_by_value)] // tests pass `json!` literals
+    fn categories_of(name: &str, args: Value, s: &Settings) -> Result<Vec<Category>, RequestError> {
+        let sub = Subscription::new(name, args.as_object().unwrap(), s)?;
+        Ok(match sub.filter() {
+            Filter::Mail(f) => f.categories.clone(),
+            Filter::Messages(f) => f.categories.clone(),
+        })
+    }
+
+    #[test]
+    fn categories_are_the_clients_within_the_users() {
+        use Category::*;
+        let mut s = settings(&["example.com"]);
+        s.messages.allow = s.mail.allow.clone();
+        let mail = "mail.received";
+        assert_eq!(categories_of(mail, json!({}), &s).unwrap(), []);
+        assert_eq!(
+            categories_of(
+                mail,
+                json!({"categories": ["Primary", "updates", "primary"]}),
+                &s
+            )
+            .unwrap(),
+            [Primary, Updates]
+        );
+        let every = json!({"categories": ["primary", "transactions", "updates", "promotions"]});
+        assert_eq!(
+            categories_of(mail, every, &s).unwrap(),
+            [],
+            "every one is no bound"
+        );
+        for bad in [
+            json!({"categories": ["social"]}),
+            json!({"categories": "primary"}),
+        ] {
+            let e = categories_of(mail, bad.clone(), &s).unwrap_err();
+            let RequestError::InvalidParams { field, message } = e else {
+                panic!()
+            };
+            assert_eq!(field, "arguments.categories", "{bad}");
+            if bad["categories"].is_array() {
+                assert!(message.contains("`promotions`"), "{message}");
+            }
+        }
+        let e =
+            categories_of("messages.received", json!({"categories": ["updates"]}), &s).unwrap_err();
+        assert_eq!(
+            field_of(e),
+            "arguments.categories",
+            "Messages has no Updates"
+        );
+
+        s.mail.categories = vec![Primary, Transactions];
+        assert_eq!(
+            categories_of(mail, json!({}), &s).unwrap(),
+            [Primary, Transactions]
+        );
+        assert_eq!(
+            categories_of(
+                mail,
+                json!({"categories": ["transactions", "promotions"]}),
+                &s
+            )
+            .unwrap(),
+            [Transactions]
+        );
+        let e = categories_of(mail, json!({"categories": ["promotions"]}), &s).unwrap_err();
+        let RequestError::InvalidParams { field, message } = e else {
+            panic!()
+        };
+        assert_eq!(field, "arguments.categories");
+        assert!(message.contains("`primary`, `transactions`"), "{message}");
+        s.messages.categories = vec![Updates];
+        let e = categories_of("messages.received", json!({}), &s).unwrap_err();
+        assert_eq!(
+            field_of(e),
+            "arguments.categories",
+            "a setting Messages cannot meet"
+        );
     }
 
     #[test]

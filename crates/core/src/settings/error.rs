@@ -61,6 +61,7 @@ const KEYS: &[&str] = &[
     "allow",
     "backfill_days",
     "contact_names",
+    "categories",
     "listen",
     "allowed_origins",
     "notifications",
@@ -229,7 +230,7 @@ mod tests {
         assert_eq!(
             summary("[mail]\nalow = []\n"),
             "settings.toml line 2: unknown field `alow`, expected one of `enabled`, `allow`, \
-             `backfill_days`, `contact_names`"
+             `backfill_days`, `contact_names`, `categories`"
         );
         // A reason that quotes a value keeps its words, not the value.
         let s = summary("[mail]\n\n\nallow = [\"x\", \"secret@example.com\", \"mom\"]\n");

@@ -26,6 +26,8 @@ const HEADER: &str = "\
 #   it appeared (an iCloud sync, an added account) is not delivered; 0 delivers everything.
 # contact_names = true|false (in [mail] or [messages]): add the sender's name from Contacts
 #   to what agents get; off until you turn it on.
+# categories = [\"primary\"] (in [mail] or [messages]): only these categories may reach an
+#   agent: primary, transactions, updates (Mail only), promotions. Absent or []: every one.
 # [notifications] enabled = true|false   whether Tidings may notify you at all, and one
 #   switch per kind: first_subscription, full_disk_access, store_rebuilt, settings_rejected
 ";

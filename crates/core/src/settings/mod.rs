@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::EventType;
+use crate::event::{Category, EventType};
 use crate::filter::SenderPattern;
 
 mod allow;
@@ -204,8 +204,8 @@ pub struct EventSettings {
     /// Whether clients may see and subscribe to the type at all. Off until the user turns it on.
     pub enabled: bool,
     /// Senders that may ever reach an agent: addresses, phone numbers, domains (with their
-    /// subdomains), prefixes ending in `*`, or people and groups from Contacts. Empty means no allowlist: clients must then name
-    /// their senders themselves.
+    /// subdomains), prefixes ending in `*`, or people and groups from Contacts. Empty means
+    /// no allowlist: clients must then name their senders themselves.
     pub allow: Vec<AllowEntry>,
     /// A row dated more than this many days before it appeared is backfill (an iCloud sync,
     /// an added account), not news, and is not delivered. `0` turns the guard off.
@@ -215,6 +215,11 @@ pub struct EventSettings {
     /// channel and hook digests. Off until the user turns it on: the name is the user's own
     /// label for a person.
     pub contact_names: bool,
+    /// The categories that may reach an agent, on top of the allowlist (a client's
+    /// `categories` is narrowed to these); empty = every category. A message with no
+    /// category counts as `primary`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<Category>,
 }
 
 /// The backfill window when the file does not say.
@@ -230,6 +235,7 @@ impl Default for EventSettings {
             allow: Vec::new(),
             backfill_days: DEFAULT_BACKFILL_DAYS,
             contact_names: false,
+            categories: Vec::new(),
         }
     }
 }
@@ -366,6 +372,24 @@ mod tests {
     fn a_wrong_type_or_unknown_key_is_an_error() {
         assert!(Settings::parse("[mail]\nenabled = \"yes\"\n", Path::new("s")).is_err());
         assert!(Settings::parse("[mail]\nalow = []\n", Path::new("s")).is_err());
+    }
+
+    #[test]
+    fn categories_default_to_every_one_and_read_and_write_by_name() {
+        let s = Settings::parse("[mail]\nenabled = true\n", Path::new("s")).unwrap();
+        assert!(s.mail.categories.is_empty());
+        assert!(!toml::to_string(&s).unwrap().contains("categories"));
+        let text = "[mail]\ncategories = [\"primary\", \"transactions\"]\n";
+        let s = Settings::parse(text, Path::new("s")).unwrap();
+        assert_eq!(
+            s.mail.categories,
+            [Category::Primary, Category::Transactions]
+        );
+        let back = Settings::parse(&toml::to_string(&s).unwrap(), Path::new("s")).unwrap();
+        assert_eq!(back, s);
+        let err =
+            Settings::parse("[messages]\ncategories = [\"social\"]\n", Path::new("s")).unwrap_err();
+        assert!(err.to_string().contains("primary"), "{err}");
     }
 
     #[test]

@@ -12,8 +12,9 @@ impl Settings {
     /// endpoint that is off in `self` shows agents nothing, so it never widens. One that is
     /// on widens when it was off, and, when it was on, when: its allowlist is emptied, or
     /// gains an entry it did not hold (unless it was empty, which is no allowlist at all); its
-    /// `backfill_days` is raised or set to 0 (the guard off); names from Contacts are turned
-    /// on (`contact_names`); the endpoint moves (`listen`)
+    /// `categories` likewise (emptied is every category); its `backfill_days` is raised or set
+    /// to 0 (the guard off); names from Contacts are turned on (`contact_names`); the endpoint
+    /// moves (`listen`)
     /// or allows a browser origin it did not. Channel presets and notification switches
     /// never widen through the daemon: the channel reads its preset from the file when it
     /// starts, and notifications reach the user only.
@@ -40,6 +41,7 @@ fn type_widens(new: &EventSettings, old: &EventSettings) -> bool {
         allow,
         backfill_days,
         contact_names,
+        categories,
     } = new;
     if !enabled {
         return false;
@@ -53,7 +55,14 @@ fn type_widens(new: &EventSettings, old: &EventSettings) -> bool {
     } else {
         !old.allow.is_empty() && allow.iter().any(|e| !old.allow.contains(e))
     };
+    // An empty list is every category.
+    let categories_widen = if categories.is_empty() {
+        !old.categories.is_empty()
+    } else {
+        !old.categories.is_empty() && categories.iter().any(|c| !old.categories.contains(c))
+    };
     allow_widens
+        || categories_widen
         || window(*backfill_days) > window(old.backfill_days)
         || (*contact_names && !old.contact_names)
 }
@@ -82,6 +91,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::event::Category;
     use crate::settings::{ChannelPreset, NotificationKind};
 
     fn parse(text: &str) -> Settings {
@@ -171,6 +181,16 @@ allowed_origins = [\"http://localhost:5173\"]
                 changed(|s| s.http.allowed_origins.push("http://evil.test".into())),
             ),
             (
+                "categories emptied (every one)",
+                changed(|s| s.mail.categories = vec![Category::Primary]),
+                applied.clone(),
+            ),
+            (
+                "a category added",
+                changed(|s| s.mail.categories = vec![Category::Primary]),
+                changed(|s| s.mail.categories = vec![Category::Primary, Category::Updates]),
+            ),
+            (
                 "a half-written file: the allowlist not yet there",
                 applied.clone(),
                 parse("[mail]\nenabled = true\n"),
@@ -198,6 +218,10 @@ allowed_origins = [\"http://localhost:5173\"]
             (
                 "an allowlist where there was none",
                 changed(|s| s.messages.allow.push(entry("+120255501*"))),
+            ),
+            (
+                "categories where there were none",
+                changed(|s| s.mail.categories = vec![Category::Primary]),
             ),
             (
                 "backfill shorter",

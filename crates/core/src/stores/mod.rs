@@ -25,6 +25,7 @@ mod open;
 mod plans;
 pub(crate) mod profile;
 pub(crate) mod read;
+pub(crate) mod recent;
 mod sql;
 
 use std::path::{Path, PathBuf};

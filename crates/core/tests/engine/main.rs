@@ -9,6 +9,8 @@ mod common;
 mod backfill;
 // A stranger's row with bad values is decoded leniently or skipped, never fatal.
 mod bad_rows;
+// Categories and priority, junk and blocked chats, recent senders.
+mod categories;
 // Filters against hostile senders and big lists.
 mod filters;
 // A cursor for another file or past the head is a gap, never a silent skip.

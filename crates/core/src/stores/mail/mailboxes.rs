@@ -122,6 +122,44 @@ impl MailboxLookup {
         ids
     }
 
+    /// The mailboxes the user's own mail sits in (Sent, Drafts, Outbox, by the last part of
+    /// their path), sorted: the recent senders leave them out.
+    pub(crate) fn outgoing_mailboxes(&self) -> Vec<i64> {
+        const OUTGOING: &[&str] = &[
+            "sent",
+            "sent messages",
+            "sent mail",
+            "sent items",
+            "drafts",
+            "outbox",
+        ];
+        let mut ids: Vec<i64> = self
+            .by_id
+            .iter()
+            .filter(|(_, mb)| {
+                let last = mb.path.rsplit('/').next().unwrap_or("").to_lowercase();
+                OUTGOING.contains(&last.as_str())
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The user's own addresses: the account names that are addresses, lower-cased.
+    pub(crate) fn own_addresses(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .accounts
+            .names
+            .values()
+            .filter(|n| n.contains('@'))
+            .map(|n| n.to_lowercase())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     fn matches(&self, r: &MailboxRef, mb: &Mailbox) -> bool {
         if !r.path.to_lowercase().eq(&mb.path.to_lowercase()) {
             return false;

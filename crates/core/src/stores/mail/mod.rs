@@ -74,6 +74,27 @@ impl MailStore {
     }
 }
 
+impl MailStore {
+    /// The senders of mail received at or after `since` (Unix seconds), newest first, at most
+    /// `limit` (`stores::recent::mail`).
+    pub(crate) fn recent_senders(
+        &mut self,
+        since: i64,
+        limit: usize,
+    ) -> Result<Vec<super::recent::RecentRow>, StoreError> {
+        let (conn, _, _) = self.handle.current()?;
+        let result = self
+            .lookup
+            .refresh(conn, &self.accounts_map)
+            .and_then(|()| {
+                let outgoing = self.lookup.outgoing_mailboxes();
+                let own = self.lookup.own_addresses();
+                super::recent::mail(conn, since, &outgoing, &own, limit)
+            });
+        result.map_err(|e| self.handle.fail(e))
+    }
+}
+
 /// What the tests in `stores::plans` look at: the SQL a call runs and its statement's counters.
 #[cfg(test)]
 impl MailStore {

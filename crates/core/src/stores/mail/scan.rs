@@ -6,13 +6,14 @@ use serde_json::Value;
 
 use super::mailboxes::MailboxLookup;
 use super::schema::{
-    ADDRESSES_ADDRESS, ADDRESSES_COMMENT, GLOBAL_MESSAGE_ID_HEADER, MESSAGES_DATE_RECEIVED,
-    MESSAGES_DATE_SENT, MESSAGES_FLAGGED, MESSAGES_GLOBAL_ID, MESSAGES_MAILBOX, MESSAGES_READ,
+    ADDRESSES_ADDRESS, ADDRESSES_COMMENT, GLOBAL_HIGH_IMPACT, GLOBAL_MESSAGE_ID_HEADER,
+    GLOBAL_MODEL_CATEGORY, GLOBAL_URGENT, MESSAGES_DATE_RECEIVED, MESSAGES_DATE_SENT,
+    MESSAGES_FLAGGED, MESSAGES_GLOBAL_ID, MESSAGES_IS_URGENT, MESSAGES_MAILBOX, MESSAGES_READ,
     MESSAGES_SENDER, MESSAGES_SUBJECT, MESSAGES_SUBJECT_PREFIX, MailCaps, SUBJECTS_SUBJECT,
 };
 use crate::dates::{from_unix_secs, iso8601};
 use crate::descriptor::MAX_RECIPIENTS;
-use crate::event::object;
+use crate::event::{Category, object};
 use crate::filter::MailFilter;
 use crate::stores::columns::Col;
 use crate::stores::read::{self, Read};
@@ -59,6 +60,8 @@ pub(crate) fn rows(
             address: read::text(r, at::ADDRESS)?,
             name: read::text(r, at::NAME)?,
             attachment_count: read::int(r, at::ATTACHMENTS)?.unwrap_or(0),
+            category: read::int(r, at::CATEGORY)?.and_then(Category::from_code),
+            priority: read::int(r, at::PRIORITY)?,
         };
         let rowid = m.rowid;
         out.push(Read::of(
@@ -155,24 +158,23 @@ pub(crate) fn query(
              AND +c.deleted = 0 AND c.mailbox IN ({ids}))"
         ));
     }
+    if !filter.categories.is_empty() {
+        // Unknown (NULL) counts as Primary, as `Category::passes` says.
+        let codes: Vec<i64> = filter.categories.iter().map(|c| c.code()).collect();
+        let codes = in_list(&codes, &mut params);
+        conditions.push(format!("coalesce({}, 0) IN ({codes})", category_sql(caps)));
+    }
     params.push(SqlValue::Integer(
         i64::try_from(window.limit).unwrap_or(i64::MAX),
     ));
-    let mid_join = if caps.message_id_header {
-        format!(
-            "LEFT JOIN {} g ON g.ROWID = m.{}",
-            GLOBAL_MESSAGE_ID_HEADER.table, MESSAGES_GLOBAL_ID.name
-        )
-    } else {
-        String::new()
-    };
     let sql = format!(
         "SELECT {} FROM messages m \
          LEFT JOIN subjects s ON s.ROWID = m.{subject} \
          LEFT JOIN addresses a ON a.ROWID = m.{sender} \
-         {mid_join} \
+         {} \
          WHERE {} ORDER BY m.ROWID LIMIT ?",
         select_list(caps),
+        joins(caps),
         conditions.join(" AND "),
         subject = MESSAGES_SUBJECT.name,
         sender = MESSAGES_SENDER.name,
@@ -199,7 +201,73 @@ mod at {
     pub(super) const ADDRESS: usize = 10;
     pub(super) const NAME: usize = 11;
     pub(super) const ATTACHMENTS: usize = 12;
-    pub(super) const COUNT: usize = 13;
+    pub(super) const CATEGORY: usize = 13;
+    pub(super) const PRIORITY: usize = 14;
+    pub(super) const COUNT: usize = 15;
+}
+
+/// The optional joins: the global data row (`g`) and the user's category for the sender (`b`,
+/// one row per address at most: `UNIQUE(address)`).
+pub(crate) fn joins(caps: MailCaps) -> String {
+    let mut out = Vec::new();
+    if caps.global_data() {
+        out.push(format!(
+            "LEFT JOIN {} g ON g.ROWID = m.{}",
+            GLOBAL_MESSAGE_ID_HEADER.table, MESSAGES_GLOBAL_ID.name
+        ));
+    }
+    if caps.sender_category {
+        out.push(format!(
+            "LEFT JOIN business_addresses b ON b.address = m.{}",
+            MESSAGES_SENDER.name
+        ));
+    }
+    out.join(" ")
+}
+
+/// The message's category as Mail's code (`Category::code`), NULL when unknown: the user's
+/// choice for the sender, else Primary for high impact, else the model's category. Only the
+/// four known codes count; any other value is unknown. `NULL` without the columns.
+pub(crate) fn category_sql(caps: MailCaps) -> String {
+    let mut arms = Vec::new();
+    if caps.sender_category {
+        arms.push("WHEN b.category IN (0, 1, 2, 3) THEN b.category".to_owned());
+    }
+    if caps.high_impact {
+        arms.push(format!("WHEN g.{} = 1 THEN 0", GLOBAL_HIGH_IMPACT.name));
+    }
+    if caps.category {
+        let c = GLOBAL_MODEL_CATEGORY.name;
+        arms.push(format!("WHEN g.{c} IN (0, 1, 2, 3) THEN g.{c}"));
+    }
+    if arms.is_empty() {
+        "NULL".to_owned()
+    } else {
+        format!("(CASE {} END)", arms.join(" "))
+    }
+}
+
+/// The priority as a code: 2 urgent, 1 high (high impact), NULL none.
+fn priority_sql(caps: MailCaps) -> String {
+    let mut urgent = Vec::new();
+    if caps.urgent {
+        urgent.push(format!("g.{} = 1", GLOBAL_URGENT.name));
+    }
+    if caps.is_urgent {
+        urgent.push(format!("m.{} = 1", MESSAGES_IS_URGENT.name));
+    }
+    let mut arms = Vec::new();
+    if !urgent.is_empty() {
+        arms.push(format!("WHEN {} THEN 2", urgent.join(" OR ")));
+    }
+    if caps.high_impact {
+        arms.push(format!("WHEN g.{} = 1 THEN 1", GLOBAL_HIGH_IMPACT.name));
+    }
+    if arms.is_empty() {
+        "NULL".to_owned()
+    } else {
+        format!("(CASE {} END)", arms.join(" "))
+    }
 }
 
 /// The SELECT list, written from the schema's column constants (the probe requires each).
@@ -228,6 +296,8 @@ fn select_list(caps: MailCaps) -> String {
     } else {
         "0".into()
     };
+    cols[at::CATEGORY] = category_sql(caps);
+    cols[at::PRIORITY] = priority_sql(caps);
     cols.join(", ")
 }
 
@@ -245,6 +315,9 @@ struct RawMail {
     address: Option<String>,
     name: Option<String>,
     attachment_count: i64,
+    category: Option<Category>,
+    /// 2 urgent, 1 high ([`priority_sql`]).
+    priority: Option<i64>,
 }
 
 fn person(address: Option<&str>, name: Option<&str>) -> Value {
@@ -309,7 +382,7 @@ fn envelope(
         // No global id (never seen in a real index): the ROWID is still unique in this file.
         (None, None) => format!("rowid-{}", m.rowid),
     };
-    let data = object([
+    let mut data = object([
         ("messageId", message_id.into()),
         ("from", person(m.address.as_deref(), m.name.as_deref())),
         ("to", to.into()),
@@ -329,6 +402,20 @@ fn envelope(
         ("flagged", m.flagged.into()),
         ("attachmentCount", m.attachment_count.into()),
     ]);
+    // Absent, not null, when unknown: an event never claims a category Mail did not give.
+    if let Value::Object(fields) = &mut data {
+        if let Some(c) = m.category {
+            fields.insert("category".to_owned(), c.name().into());
+        }
+        let priority = match m.priority {
+            Some(2) => Some("urgent"),
+            Some(1) => Some("high"),
+            _ => None,
+        };
+        if let Some(p) = priority {
+            fields.insert("priority".to_owned(), p.into());
+        }
+    }
     Ok(Found {
         rowid: m.rowid,
         event_id,

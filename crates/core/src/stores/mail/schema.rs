@@ -27,6 +27,15 @@ pub(crate) const RECIPIENTS_TYPE: Col = Col::new("recipients", "type");
 pub(crate) const RECIPIENTS_POSITION: Col = Col::new("recipients", "position");
 pub(crate) const GLOBAL_MESSAGE_ID_HEADER: Col =
     Col::new("message_global_data", "message_id_header");
+pub(crate) const GLOBAL_MODEL_CATEGORY: Col = Col::new("message_global_data", "model_category");
+pub(crate) const GLOBAL_HIGH_IMPACT: Col = Col::new("message_global_data", "model_high_impact");
+pub(crate) const GLOBAL_URGENT: Col = Col::new("message_global_data", "urgent");
+pub(crate) const MESSAGES_IS_URGENT: Col = Col::new("messages", "is_urgent");
+/// The user's per-sender category: `address` is an `addresses` ROWID (`messages.sender`).
+const SENDER_CATEGORY: &[Col] = &[
+    Col::new("business_addresses", "address"),
+    Col::new("business_addresses", "category"),
+];
 const LABELS: &[Col] = &[
     Col::new("labels", "message_id"),
     Col::new("labels", "mailbox_id"),
@@ -68,6 +77,25 @@ pub(crate) struct MailCaps {
     /// Apple's date index ([`DATE_INDEX`]) exists and leads with `date_received`: the
     /// `maxAgeMs` seek names it rather than leaving the plan to the planner.
     pub date_index: bool,
+    /// `message_global_data.model_category` (macOS 15 and later): Mail's category.
+    pub category: bool,
+    /// `message_global_data.model_high_impact`: shown in Primary, priority `high`.
+    pub high_impact: bool,
+    /// `message_global_data.urgent`: priority `urgent`.
+    pub urgent: bool,
+    /// `messages.is_urgent` (macOS 26): priority `urgent`.
+    pub is_urgent: bool,
+    /// `business_addresses` with `address` and `category`: the user's per-sender category,
+    /// which wins over the model's. A table of that name without them is not this one, and
+    /// is left unread rather than refusing the store.
+    pub sender_category: bool,
+}
+
+impl MailCaps {
+    /// Whether a scan joins `message_global_data` (as `g`).
+    pub(crate) fn global_data(self) -> bool {
+        self.message_id_header || self.category || self.high_impact || self.urgent
+    }
 }
 
 /// Apple's index on `messages(date_received)` (stores.md, 1.3).
@@ -78,8 +106,16 @@ pub(crate) const DATE_INDEX: &str = "messages_date_received_index";
 pub(crate) fn probe(conn: &Connection) -> Result<MailCaps, Result<String, rusqlite::Error>> {
     require(conn, REQUIRED)?;
     let global = columns(conn, GLOBAL_MESSAGE_ID_HEADER.table).map_err(Err)?;
+    let messages = columns(conn, MESSAGES_IS_URGENT.table).map_err(Err)?;
+    let has = |list: &[String], c: Col| list.iter().any(|n| n.eq_ignore_ascii_case(c.name));
+    let sender_columns = columns(conn, SENDER_CATEGORY[0].table).map_err(Err)?;
     Ok(MailCaps {
         message_id_header: global.iter().any(|c| c == GLOBAL_MESSAGE_ID_HEADER.name),
+        category: has(&global, GLOBAL_MODEL_CATEGORY),
+        high_impact: has(&global, GLOBAL_HIGH_IMPACT),
+        urgent: has(&global, GLOBAL_URGENT),
+        is_urgent: has(&messages, MESSAGES_IS_URGENT),
+        sender_category: SENDER_CATEGORY.iter().all(|c| has(&sender_columns, *c)),
         labels: optional_table(conn, "labels", LABELS)?,
         attachments: optional_table(conn, "attachments", ATTACHMENTS)?,
         date_index: leading_index(conn, "messages", DATE_INDEX, MESSAGES_DATE_RECEIVED.name)

@@ -67,6 +67,21 @@ impl MessagesStore {
     }
 }
 
+impl MessagesStore {
+    /// The senders of messages dated at or after `since` (Apple nanoseconds), newest first, at
+    /// most `limit` (`stores::recent::messages`).
+    pub(crate) fn recent_senders(
+        &mut self,
+        since: i64,
+        limit: usize,
+    ) -> Result<Vec<super::recent::RecentRow>, StoreError> {
+        let (conn, _, caps) = self.handle.current()?;
+        let skip = scan::skip_rules(caps).join(" AND ");
+        let result = super::recent::messages(conn, &skip, since, limit);
+        result.map_err(|e| self.handle.fail(e))
+    }
+}
+
 /// What the tests in `stores::plans` look at: the SQL a call runs and its statement's counters.
 #[cfg(test)]
 impl MessagesStore {

@@ -8,10 +8,10 @@ use super::schema::{
     JOIN_MESSAGE_ID, MESSAGE_DATE, MESSAGE_GUID, MESSAGE_HANDLE_ID, MESSAGE_SERVICE, MessagesCaps,
 };
 use crate::dates::{from_apple, iso8601};
-use crate::event::object;
+use crate::event::{Category, object};
 use crate::filter::MessagesFilter;
 use crate::stores::read::{self, Read};
-use crate::stores::sql::{json_list, memberships, sender_condition};
+use crate::stores::sql::{in_list, json_list, memberships, sender_condition};
 use crate::stores::{Found, Window};
 use crate::text::{MAX_NAME_CHARS, sanitize};
 
@@ -90,23 +90,12 @@ pub(crate) fn query(
             MESSAGE_SERVICE.name, CHAT_SERVICE_NAME.name
         ));
     }
-    // The skip rules: only messages someone else sent count.
-    conditions.push("coalesce(m.is_from_me, 0) = 0".to_owned());
-    if caps.associated {
-        conditions.push("coalesce(m.associated_message_type, 0) = 0".to_owned());
-    }
-    if caps.item_type {
-        conditions.push("coalesce(m.item_type, 0) = 0".to_owned());
-    }
-    if caps.retracted {
-        conditions.push("coalesce(m.date_retracted, 0) = 0".to_owned());
-    }
-    if caps.recoverable {
-        // Not a correlated NOT EXISTS: the join's key leads with chat_id, so that would scan
-        // Recently Deleted once per row. `NOT IN` builds the set once per scan.
-        conditions.push(
-            "m.ROWID NOT IN (SELECT message_id FROM chat_recoverable_message_join)".to_owned(),
-        );
+    conditions.extend(skip_rules(caps));
+    if !filter.categories.is_empty() {
+        // Unknown (NULL) counts as Primary, as `Category::passes` says.
+        let codes: Vec<i64> = filter.categories.iter().map(|c| c.code()).collect();
+        let codes = in_list(&codes, &mut params);
+        conditions.push(format!("coalesce({}, 0) IN ({codes})", category_sql(caps)));
     }
     params.push(SqlValue::Integer(
         i64::try_from(window.limit).unwrap_or(i64::MAX),
@@ -126,6 +115,68 @@ pub(crate) fn query(
     (sql, params)
 }
 
+/// The skip rules, as conditions on the message `m`: only messages someone else sent count,
+/// and nothing Messages keeps out of sight (a blocked or silenced chat, Junk, a message its
+/// filter called junk) ever does.
+pub(crate) fn skip_rules(caps: MessagesCaps) -> Vec<String> {
+    let mut conditions = vec!["coalesce(m.is_from_me, 0) = 0".to_owned()];
+    if caps.associated {
+        conditions.push("coalesce(m.associated_message_type, 0) = 0".to_owned());
+    }
+    if caps.item_type {
+        conditions.push("coalesce(m.item_type, 0) = 0".to_owned());
+    }
+    if caps.retracted {
+        conditions.push("coalesce(m.date_retracted, 0) = 0".to_owned());
+    }
+    if caps.recoverable {
+        // Not a correlated NOT EXISTS: the join's key leads with chat_id, so that would scan
+        // Recently Deleted once per row. `NOT IN` builds the set once per scan.
+        conditions.push(
+            "m.ROWID NOT IN (SELECT message_id FROM chat_recoverable_message_join)".to_owned(),
+        );
+    }
+    let mut hidden = Vec::new();
+    if caps.blackholed {
+        hidden.push("coalesce(x.is_blackholed, 0) = 1");
+    }
+    if caps.filtered {
+        hidden.push("coalesce(x.is_filtered, 0) = 2");
+    }
+    if !hidden.is_empty() {
+        // Any of the message's chats: the join's message_id index answers it per row.
+        conditions.push(format!(
+            "NOT EXISTS (SELECT 1 FROM chat_message_join y JOIN chat x ON x.ROWID = y.chat_id \
+             WHERE y.message_id = m.ROWID AND ({}))",
+            hidden.join(" OR ")
+        ));
+    }
+    if caps.filter_action {
+        conditions.push("coalesce(m.filter_action, 0) <> 2".to_owned());
+    }
+    conditions
+}
+
+/// The message's category as Mail's code (`Category::code`), NULL when Messages files it
+/// nowhere special: the message's own filter action (3 promotion, 4 transaction) where the
+/// store has it, else the SMS filter's chat identifier suffix, `(smsfp…` for promotions and
+/// `(smsft…` for transactions (docs/decisions/people.md says which of these is a guess).
+pub(crate) fn category_sql(caps: MessagesCaps) -> String {
+    let promotions = Category::Promotions.code();
+    let transactions = Category::Transactions.code();
+    let mut arms = Vec::new();
+    if caps.filter_action {
+        arms.push(format!(
+            "WHEN m.filter_action = 3 THEN {promotions} WHEN m.filter_action = 4 THEN {transactions}"
+        ));
+    }
+    let id = format!("c.{}", CHAT_IDENTIFIER.name);
+    arms.push(format!(
+        "WHEN {id} LIKE '%(smsfp%' THEN {promotions} WHEN {id} LIKE '%(smsft%' THEN {transactions}"
+    ));
+    format!("(CASE {} END)", arms.join(" "))
+}
+
 /// The scan's result columns, by position: `select_list` puts each expression at its ordinal.
 mod at {
     pub(super) const ROWID: usize = 0;
@@ -138,7 +189,8 @@ mod at {
     pub(super) const CHAT_IDENTIFIER: usize = 7;
     pub(super) const CHAT_NAME: usize = 8;
     pub(super) const CHAT_STYLE: usize = 9;
-    pub(super) const COUNT: usize = 10;
+    pub(super) const CATEGORY: usize = 10;
+    pub(super) const COUNT: usize = 11;
 }
 
 /// The SELECT list, written from the schema's column constants (the probe requires each).
@@ -165,6 +217,7 @@ fn select_list(caps: MessagesCaps) -> String {
     cols[at::CHAT_IDENTIFIER] = format!("c.{}", CHAT_IDENTIFIER.name);
     cols[at::CHAT_NAME] = format!("c.{}", CHAT_DISPLAY_NAME.name);
     cols[at::CHAT_STYLE] = format!("c.{}", CHAT_STYLE.name);
+    cols[at::CATEGORY] = category_sql(caps);
     cols.join(", ")
 }
 
@@ -181,7 +234,7 @@ fn envelope(r: &Row<'_>, rowid: i64) -> rusqlite::Result<Found> {
             .map(|s| sanitize(&s, MAX_NAME_CHARS))
             .filter(|s| !s.is_empty()))
     };
-    let data = object([
+    let mut data = object([
         ("guid", guid.as_str().into()),
         (
             "from",
@@ -213,6 +266,13 @@ fn envelope(r: &Row<'_>, rowid: i64) -> rusqlite::Result<Found> {
                 .into(),
         ),
     ]);
+    // Absent, not null, when Messages files it nowhere special.
+    if let (Some(c), serde_json::Value::Object(fields)) = (
+        read::int(r, at::CATEGORY)?.and_then(Category::from_code),
+        &mut data,
+    ) {
+        fields.insert("category".to_owned(), c.name().into());
+    }
     // The guid is the stable id; a row without a usable one (never seen from Messages) still
     // gets a unique id.
     let event_id = if guid.is_empty() {

@@ -59,6 +59,12 @@ pub(crate) struct MessagesCaps {
     /// Apple's date index ([`DATE_INDEX`]) exists and leads with `date`: the `maxAgeMs` seek
     /// names it rather than leaving the plan to the planner.
     pub date_index: bool,
+    /// `chat.is_blackholed`: a chat the user blocked or silenced.
+    pub blackholed: bool,
+    /// `chat.is_filtered`: 2 is Junk.
+    pub filtered: bool,
+    /// `message.filter_action` (macOS 27): 2 junk, 3 promotion, 4 transaction.
+    pub filter_action: bool,
 }
 
 /// Apple's index on `message(date)` (stores.md).
@@ -70,7 +76,12 @@ pub(crate) fn probe(conn: &Connection) -> Result<MessagesCaps, Result<String, ru
     require(conn, REQUIRED)?;
     let message = columns(conn, "message").map_err(Err)?;
     let has = |c: &str| message.iter().any(|m| m == c);
+    let chat = columns(conn, "chat").map_err(Err)?;
+    let chat_has = |c: &str| chat.iter().any(|m| m == c);
     Ok(MessagesCaps {
+        blackholed: chat_has("is_blackholed"),
+        filtered: chat_has("is_filtered"),
+        filter_action: has("filter_action"),
         associated: has("associated_message_type"),
         item_type: has("item_type"),
         retracted: has("date_retracted"),
