@@ -18,8 +18,9 @@ use crate::http::auth::AuthMode;
 use crate::http::token::{self, TokenError};
 use crate::state::now_ms;
 pub use people::{
-    AllowEntryView, ContactsView, GroupHit, MAX_QUERY_CHARS, MAX_SEARCH_HITS, PersonHit,
-    list_groups, search_people, set_names,
+    AllowEntryView, ContactsView, GroupHit, MAX_QUERY_CHARS, MAX_RECENT, MAX_SEARCH_HITS,
+    PersonHit, RECENT_DAYS, RecentSenderView, list_groups, recent_senders, search_people,
+    set_categories, set_names,
 };
 
 /// The longest backfill window the app offers (the file accepts up to ten years).
@@ -98,6 +99,10 @@ pub struct TypeView {
     pub entries: Vec<AllowEntryView>,
     /// Whether events carry the sender's name from Contacts (`contact_names`).
     pub names: bool,
+    /// The categories the type is restricted to; empty: all.
+    pub categories: Vec<String>,
+    /// The categories this type's store files messages under, in the window's order.
+    pub offered_categories: Vec<String>,
 }
 
 /// The HTTP endpoint as configured.
@@ -190,6 +195,19 @@ pub enum AppError {
         /// Its length in characters.
         chars: usize,
     },
+    /// Recent senders could not be read from the store.
+    #[error("recent senders could not be read: {0}")]
+    Recent(String),
+    /// A category the type's store does not file messages under.
+    #[error("`{name}` is not a category of {event_type}; use {offered}")]
+    Category {
+        /// The type's wire name.
+        event_type: &'static str,
+        /// The name given (cut).
+        name: String,
+        /// The categories the type offers.
+        offered: String,
+    },
     /// System Settings could not be opened at the pane.
     #[error(transparent)]
     Pane(#[from] tidings_platform::panes::PaneError),
@@ -228,6 +246,11 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
                 summary: allowlist::allow_summary(t),
                 entries: people::entry_views(&settings, ty),
                 names: t.contact_names,
+                categories: t.categories.iter().map(|c| c.name().to_owned()).collect(),
+                offered_categories: tidings_core::event::Category::offered(ty)
+                    .iter()
+                    .map(|c| c.name().to_owned())
+                    .collect(),
             }
         })
         .collect();

@@ -8,6 +8,7 @@ use serde::Serialize;
 use tidings_core::EventType;
 use tidings_core::allowlist::{self, AllowKind, EntryState};
 use tidings_core::contacts::{Contacts, PeopleEntry, PeopleKind, Person};
+use tidings_core::event::Category;
 use tidings_core::text::sanitize;
 
 use super::{AppError, event_type};
@@ -174,5 +175,92 @@ pub async fn set_names(
 ) -> Result<super::SettingsView, AppError> {
     let ty = event_type(event_type_name)?;
     handle.update_settings(|s| s.for_type_mut(ty).contact_names = on)?;
+    Ok(super::settings_view(handle).await)
+}
+
+/// One sender who wrote in the last [`RECENT_DAYS`] days, from [`recent_senders`].
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentSenderView {
+    /// As the store holds it (`+12025550101`, `ana@example.com`).
+    pub handle: String,
+    /// The Contacts name when a card has this handle, else the name Mail shows.
+    pub name: Option<String>,
+    /// Messages from this sender in the window.
+    pub count: u64,
+    /// The newest one's time (RFC 3339).
+    pub last: String,
+    /// Whether the allowlist already lets this sender through.
+    pub allowed: bool,
+}
+
+/// The days the picker looks back for recent senders.
+pub const RECENT_DAYS: u32 = 30;
+
+/// The most recent senders the picker lists.
+pub const MAX_RECENT: usize = 200;
+
+/// Who wrote to this Mac in the last [`RECENT_DAYS`] days, newest first, names resolved and
+/// those the allowlist already lets through marked. Read on a blocking thread.
+pub async fn recent_senders(
+    handle: &Handle,
+    event_type_name: &str,
+) -> Result<Vec<RecentSenderView>, AppError> {
+    let ty = event_type(event_type_name)?;
+    let daemon = handle.daemon().clone();
+    let rows = tokio::task::spawn_blocking(move || {
+        daemon.engine().recent_senders(ty, RECENT_DAYS, MAX_RECENT)
+    })
+    .await
+    .map_err(|e| AppError::Recent(e.to_string()))?
+    .map_err(|e| AppError::Recent(crate::home::without_home(&e.to_string())))?;
+    let contacts = handle.daemon().contacts();
+    let settings = tidings_core::Settings {
+        contacts: tidings_core::settings::ContactsInForce(Some(contacts.clone())),
+        ..handle.settings()
+    };
+    let allow = settings.allowlist(ty);
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let card = contacts.person_for_handle(&r.handle);
+            RecentSenderView {
+                allowed: !allow.is_empty() && allow.iter().any(|p| p.matches(&r.handle)),
+                name: card.map(|p| sanitize(&p.name, MAX_SHOWN_CHARS)).or(r.name),
+                handle: r.handle,
+                count: r.count,
+                last: r.last,
+            }
+        })
+        .collect())
+}
+
+/// Restrict `event_type` to `categories` (empty: every category), on top of its allowlist.
+pub async fn set_categories(
+    handle: &Handle,
+    event_type_name: &str,
+    categories: &[String],
+) -> Result<super::SettingsView, AppError> {
+    let ty = event_type(event_type_name)?;
+    let offered = Category::offered(ty);
+    let mut picked = Vec::new();
+    for name in categories {
+        match Category::parse(name).filter(|c| offered.contains(c)) {
+            Some(c) if !picked.contains(&c) => picked.push(c),
+            Some(_) => {}
+            None => {
+                let names: Vec<&str> = offered.iter().map(|c| c.name()).collect();
+                return Err(AppError::Category {
+                    event_type: ty.name(),
+                    name: sanitize(name, tidings_core::text::MAX_QUOTE_CHARS),
+                    offered: names.join(", "),
+                });
+            }
+        }
+    }
+    // In the order the window lists them, so the file reads the same whatever was clicked.
+    picked.sort_by_key(|c| offered.iter().position(|o| o == c));
+    handle.update_settings(|s| s.for_type_mut(ty).categories = picked)?;
     Ok(super::settings_view(handle).await)
 }
