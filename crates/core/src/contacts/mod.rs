@@ -284,3 +284,6 @@ impl Contacts {
         self.fingerprint
     }
 }
+
+#[cfg(test)]
+mod tests;
