@@ -46,13 +46,18 @@ pub const DEMO_SETTINGS: &str = r#"# Tidings demo settings. Edit and save: the r
 # Only senders on an allowlist can ever reach a client; the demo allows the reserved
 # example domains (and their subdomains) and the reserved phone range +1 202 555 0100-0199.
 
+# The demo's Contacts (under Library/Application Support/AddressBook) hold a group, Family,
+# allowed below, and cards whose names events carry (contact_names).
+
 [mail]
 enabled = true
-allow = ["example.com", "example.org", "example.net", "+120255501*"]
+allow = ["example.com", "example.org", "example.net", "+120255501*", "group: Family [5D1E0A11-0000-4000-8000-00000000FA11:ABGroup]"]
+contact_names = true
 
 [messages]
 enabled = true
-allow = ["example.com", "example.org", "example.net", "+120255501*"]
+allow = ["example.com", "example.org", "example.net", "+120255501*", "group: Family [5D1E0A11-0000-4000-8000-00000000FA11:ABGroup]"]
+contact_names = true
 "#;
 
 /// Why demo mode could not start. Messages name the path. (A lever that cannot act says so
@@ -199,6 +204,15 @@ impl DemoHome {
             .map_err(|source| self.stores_error(source))?;
             Layout::Seeded
         };
+        // Written apart from the mail and messages stores, so a demo directory made before
+        // the demo had Contacts gains them.
+        if tidings_core::contacts::ContactsPaths::for_home(&self.root)
+            .stores()
+            .is_empty()
+        {
+            tidings_fixtures::contacts::demo::write_demo(&home)
+                .map_err(|source| self.stores_error(source))?;
+        }
         let settings = self.settings_path();
         if !settings.exists() {
             // Validate before writing, so a bad edit to DEMO_SETTINGS fails loudly here.
@@ -286,7 +300,7 @@ mod tests {
         for ty in EventType::ALL {
             assert!(s.for_type(ty).enabled, "{ty}");
             let allow: Vec<String> = s.allowlist(ty).iter().map(ToString::to_string).collect();
-            assert_eq!(allow.len(), 4, "{allow:?}");
+            assert_eq!(allow.len(), 5, "{allow:?}");
             assert!(allow.iter().any(|a| a.contains("example.net")), "{allow:?}");
             assert!(allow.iter().any(|a| a.contains("+120255501")), "{allow:?}");
         }
