@@ -3,15 +3,19 @@
 // SettingsView, Delivery, AllowCheck and the Connect section's HostView and ConnectOutcome);
 // this file adds what only the app and the window know.
 
-import type {
-  AllowKind as EngineAllowKind,
-  SettingsView as EngineSettingsView,
-  State as EngineState,
-  TypeView as EngineTypeView,
-} from "./generated/engine";
+import type { State as EngineState } from "./generated/engine";
 
 export type {
   AllowCheck,
+  AllowEntryView,
+  AllowKind,
+  ContactsView,
+  EntryState,
+  GroupHit,
+  PersonHit,
+  RecentSenderView,
+  SettingsView,
+  TypeView,
   AllowlistSummary,
   ClientState,
   ConnectOutcome,
@@ -51,82 +55,3 @@ export type State = EngineState & {
 
 /** The most backfill the app accepts, in days (0 is off). */
 export { MAX_APP_BACKFILL_DAYS as MAX_BACKFILL_DAYS } from "./generated/engine";
-
-// People, groups, names and categories (issue 33). Written by hand until the engine's types
-// are regenerated with them: the names are the bridge contract's.
-
-/** What an allowlist entry names: a sender pattern's kind, or a Contacts person or group. */
-export type AllowKind = EngineAllowKind | "person" | "group";
-
-/** Whether a person or group entry stands for someone now (sender entries are always `ok`). */
-export type EntryState = "ok" | "missing" | "ambiguous" | "unreadable";
-
-/** One allowlist entry as the window shows it. */
-export interface AllowEntryView {
-  /** The entry as settings.toml holds it (`person: Ana Ruiz [ID]`, `acme.com`). */
-  entry: string;
-  /** What it names; null when the engine cannot tell. */
-  kind: AllowKind | null;
-  /** The name to show: a person's or group's name, else the entry itself. */
-  label: string;
-  state: EntryState;
-}
-
-/** One event type's settings, with the people fields. */
-export type TypeView = EngineTypeView & {
-  /** Each entry of `allow`, in the same order, with its kind, label and state. */
-  entries: AllowEntryView[];
-  /** Whether events carry the sender's Contacts name (off until the user turns it on). */
-  names: boolean;
-  /** The categories the type is restricted to; empty: all. */
-  categories: string[];
-  /** The categories this type's store can tell apart; empty: none (no control shown). */
-  offeredCategories: string[];
-};
-
-/** Whether the Contacts stores can be read, and why not. */
-export interface ContactsView {
-  readable: boolean;
-  problem: string | null;
-}
-
-/** The settings window's whole view, with the people fields. */
-export type SettingsView = Omit<EngineSettingsView, "types"> & {
-  types: TypeView[];
-  contacts: ContactsView;
-};
-
-/** One card found by `search_people`. */
-export interface PersonHit {
-  id: string;
-  name: string;
-  /** A company card (its name is the organisation's). */
-  company: boolean;
-  /** The card's numbers and addresses, as written on it. */
-  handles: string[];
-  /** The allowlist entry that names this person. */
-  entry: string;
-}
-
-/** One Contacts group from `list_groups`. */
-export interface GroupHit {
-  id: string;
-  name: string;
-  /** How many people it holds. */
-  members: number;
-  entry: string;
-}
-
-/** One sender who wrote in the last 30 days, from `recent_senders`. */
-export interface RecentSenderView {
-  /** As the store holds it (`+12025550101`, `ana@example.com`). */
-  handle: string;
-  /** The Contacts name, when a card has this handle. */
-  name: string | null;
-  /** Messages from this sender in the window. */
-  count: number;
-  /** The newest one's time (RFC 3339). */
-  last: string;
-  /** Whether the allowlist already lets this sender through. */
-  allowed: boolean;
-}

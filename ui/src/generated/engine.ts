@@ -46,7 +46,11 @@ pausedUntilMs: number | null,
 /**
  * Whether Tidings has Full Disk Access, from the stores' last checks.
  */
-fullDiskAccess: FullDiskAccess, };
+fullDiskAccess: FullDiskAccess,
+/**
+ * Whether the Contacts stores could be read: counts and files only, never a card.
+ */
+contacts: ContactsState, };
 
 /**
  * One event type: whether it is on, who may reach agents through it, and its store.
@@ -92,7 +96,20 @@ domains: number,
 /**
  * Prefixes (`+1202*`).
  */
-prefixes: number, };
+prefixes: number,
+/**
+ * Cards from Contacts (each stands for its numbers and addresses).
+ */
+people: number,
+/**
+ * Contacts groups (each stands for its members).
+ */
+groups: number,
+/**
+ * Person or group entries that stand for nobody now: the card or group is gone, the
+ * name is shared, or Contacts cannot be read. They match no sender.
+ */
+unresolved: number, };
 
 /**
  * One store: where it is, whether it can be read, and what the engine saw in it.
@@ -249,6 +266,20 @@ export type FullDiskAccess = { "state": "unknown" } | { "state": "granted" } | {
 last_granted: string, };
 
 /**
+ * The Contacts stores as last read. Person and group allowlist entries need them; when none
+ * can be read those entries match nobody.
+ */
+export type ContactsState = {
+/**
+ * Stores read without a problem.
+ */
+storesRead: number,
+/**
+ * The first store that could not be read and why (home-relative), if any.
+ */
+problem: string | null, };
+
+/**
  * The settings window's whole view of the settings.
  */
 export type SettingsView = {
@@ -283,7 +314,11 @@ connectSnippet: string,
 /**
  * Whether the app starts at login.
  */
-startAtLogin: LoginView, };
+startAtLogin: LoginView,
+/**
+ * Whether the Contacts stores can be read.
+ */
+contacts: ContactsView, };
 
 /**
  * One event type's settings, with its allowlist in words.
@@ -312,7 +347,23 @@ reach: string,
 /**
  * The menu's line under the type: "from acme.com and 2 more".
  */
-summary: string, };
+summary: string,
+/**
+ * Each entry of `allow`, in the same order, with its kind, label and state.
+ */
+entries: Array<AllowEntryView>,
+/**
+ * Whether events carry the sender's name from Contacts (`contact_names`).
+ */
+names: boolean,
+/**
+ * The categories the type is restricted to; empty: all.
+ */
+categories: Array<string>,
+/**
+ * The categories this type's store files messages under, in the window's order.
+ */
+offeredCategories: Array<string>, };
 
 /**
  * The HTTP endpoint as configured.
@@ -365,6 +416,116 @@ state: "enabled" | "requiresApproval" | "disabled",
 text: string, };
 
 /**
+ * One allowlist entry as the window shows it.
+ */
+export type AllowEntryView = {
+/**
+ * The entry as settings.toml holds it (`person: Ana Ruiz [ID]`, `acme.com`).
+ */
+entry: string,
+/**
+ * What it names.
+ */
+kind: AllowKind,
+/**
+ * The name to show: a person's or group's name, else the entry itself.
+ */
+label: string,
+/**
+ * Whether it stands for anyone now.
+ */
+state: EntryState, };
+
+/**
+ * Whether a people entry stands for anyone now, for status and the app.
+ */
+export type EntryState = "ok" | "missing" | "ambiguous" | "unreadable";
+
+/**
+ * Whether the Contacts stores can be read, and why not.
+ */
+export type ContactsView = {
+/**
+ * At least one store was read.
+ */
+readable: boolean,
+/**
+ * The first store that could not be read and why, if any.
+ */
+problem: string | null, };
+
+/**
+ * One card found by [`search_people`].
+ */
+export type PersonHit = {
+/**
+ * The card's id in Contacts.
+ */
+id: string,
+/**
+ * Its name (the organisation's, for a company card).
+ */
+name: string,
+/**
+ * A company card.
+ */
+company: boolean,
+/**
+ * Its numbers and addresses, as written on it.
+ */
+handles: Array<string>,
+/**
+ * The allowlist entry that names this person.
+ */
+entry: string, };
+
+/**
+ * One Contacts group from [`list_groups`].
+ */
+export type GroupHit = {
+/**
+ * The group's id in Contacts.
+ */
+id: string,
+/**
+ * Its name.
+ */
+name: string,
+/**
+ * How many people it holds.
+ */
+members: number,
+/**
+ * The allowlist entry that names this group.
+ */
+entry: string, };
+
+/**
+ * One sender who wrote in the last [`RECENT_DAYS`] days, from [`recent_senders`].
+ */
+export type RecentSenderView = {
+/**
+ * As the store holds it (`+12025550101`, `ana@example.com`).
+ */
+handle: string,
+/**
+ * The Contacts name when a card has this handle, else the name Mail shows.
+ */
+name: string | null,
+/**
+ * Messages from this sender in the window.
+ */
+count: number,
+/**
+ * The newest one's time (RFC 3339).
+ */
+last: string,
+/**
+ * Whether the allowlist already lets this sender through.
+ */
+allowed: boolean, };
+
+/**
  * The answer to `check_allow_entry`.
  */
 export type AllowCheck = {
@@ -384,7 +545,7 @@ reason: string | null, };
 /**
  * What an allowlist entry names.
  */
-export type AllowKind = "address" | "domain" | "phone" | "phone_prefix" | "address_prefix";
+export type AllowKind = "address" | "domain" | "phone" | "phone_prefix" | "address_prefix" | "person" | "group";
 
 /**
  * One delivery, for the app's Activity list. It names the sender, so it is kept in memory

@@ -298,11 +298,8 @@ function typeCard(ctx: Ctx, name: string, host: HTMLElement): Card {
       for (const b of catBoxes.querySelectorAll<HTMLInputElement>("input")) b.checked = (t.categories ?? []).includes(b.value);
       picker.refresh();
 
-      // Each entry with its view; a view the app did not send is a plain sender entry.
-      const views = t.allow.map((entry, i): AllowEntryView => {
-        const v = t.entries?.[i];
-        return v && v.entry === entry ? v : { entry, kind: null, label: entry, state: "ok" };
-      });
+      // Each entry with its kind, label and state, as the engine describes it.
+      const views: AllowEntryView[] = t.entries;
       const key = JSON.stringify(views);
       if (shownAllow === key) return;
       shownAllow = key;

@@ -35,6 +35,15 @@ fn the_view_has_exactly_the_contract_keys() {
             backfill_days: 7,
             reach: "r".into(),
             summary: "s".into(),
+            entries: vec![AllowEntryView {
+                entry: "acme.com".into(),
+                kind: tidings_core::allowlist::AllowKind::Domain,
+                label: "acme.com".into(),
+                state: tidings_core::allowlist::EntryState::Ok,
+            }],
+            names: false,
+            categories: vec![],
+            offered_categories: vec!["primary".into()],
         }],
         http: HttpView {
             enabled: false,
@@ -53,6 +62,10 @@ fn the_view_has_exactly_the_contract_keys() {
             state: "disabled",
             text: "t".into(),
         },
+        contacts: ContactsView {
+            readable: true,
+            problem: None,
+        },
     };
     let v = serde_json::to_value(view).unwrap();
     let keys = |v: &serde_json::Value| {
@@ -64,6 +77,7 @@ fn the_view_has_exactly_the_contract_keys() {
         keys(&v),
         [
             "connectSnippet",
+            "contacts",
             "firstRun",
             "http",
             "notificationKinds",
@@ -83,8 +97,12 @@ fn the_view_has_exactly_the_contract_keys() {
         [
             "allow",
             "backfillDays",
+            "categories",
             "enabled",
+            "entries",
             "name",
+            "names",
+            "offeredCategories",
             "reach",
             "summary"
         ]

@@ -355,6 +355,10 @@ mod tests {
             full_disk_access: FullDiskAccess::Stale {
                 last_granted: "0.1.0".into(),
             },
+            contacts: ContactsState {
+                stores_read: 1,
+                problem: Some("x.abcddb: locked".into()),
+            },
         };
         let text = serde_json::to_string(&state).unwrap();
         assert_eq!(serde_json::from_str::<State>(&text).unwrap(), state);

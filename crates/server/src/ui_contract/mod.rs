@@ -90,15 +90,18 @@ impl Declarations {
 
 /// `ui/src/generated/engine.ts`: every type the bridge carries to the window, in one file.
 fn render_types() -> String {
-    use crate::app::{AllowCheck, HttpView, LoginView, NotificationSwitch, SettingsView, TypeView};
+    use crate::app::{
+        AllowCheck, AllowEntryView, ContactsView, GroupHit, HttpView, LoginView,
+        NotificationSwitch, PersonHit, RecentSenderView, SettingsView, TypeView,
+    };
     use crate::clients::Delivery;
     use crate::state::{
-        AllowlistSummary, ClientState, FullDiskAccess, HttpEndpointState, Mode, SettingsFileState,
-        State, StoreAccess, StoreState, SubscriptionState, Transport, TypeState,
+        AllowlistSummary, ClientState, ContactsState, FullDiskAccess, HttpEndpointState, Mode,
+        SettingsFileState, State, StoreAccess, StoreState, SubscriptionState, Transport, TypeState,
     };
     use tidings_connect::app::{HostView, Outcome};
     use tidings_connect::verify::Verification;
-    use tidings_core::allowlist::AllowKind;
+    use tidings_core::allowlist::{AllowKind, EntryState};
     use tidings_core::settings::NotificationKind;
 
     let mut d = Declarations {
@@ -123,14 +126,22 @@ fn render_types() -> String {
         .add::<Transport>()
         .add::<SubscriptionState>()
         .add::<Mode>()
-        .add::<FullDiskAccess>();
+        .add::<FullDiskAccess>()
+        .add::<ContactsState>();
     // `get_settings`, every settings change and `settings-changed`.
     d.add::<SettingsView>()
         .add::<TypeView>()
         .add::<HttpView>()
         .add::<NotificationSwitch>()
         .add::<NotificationKind>()
-        .add::<LoginView>();
+        .add::<LoginView>()
+        .add::<AllowEntryView>()
+        .add::<EntryState>()
+        .add::<ContactsView>();
+    // The sender picker: `search_people`, `list_groups`, `recent_senders`.
+    d.add::<PersonHit>()
+        .add::<GroupHit>()
+        .add::<RecentSenderView>();
     // `check_allow_entry`, `get_activity` and `activity-changed`.
     d.add::<AllowCheck>().add::<AllowKind>().add::<Delivery>();
     // `list_hosts`, `connect_host` and `disconnect_host`.
