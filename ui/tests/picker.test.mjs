@@ -254,7 +254,10 @@ test("contacts unreadable: one status line, entries marked, the picker says why"
 });
 
 test("names switch: off by default, per type; the first-run sheet offers it with an example", async () => {
-  await withUi({ seed: seed(), hash: "types" }, async (page) => {
+  // The demo's settings turn names on; a user's start with them off.
+  const off = seed();
+  for (const t of off.settings.types) t.names = false;
+  await withUi({ seed: off, hash: "types" }, async (page) => {
     const mail = page.getByRole("switch", { name: "Include names from Contacts" }).first();
     assert.equal(await mail.isChecked(), false);
     assert.equal(await page.getByTestId(`names-${MESSAGES}`).isChecked(), false);
@@ -267,6 +270,7 @@ test("names switch: off by default, per type; the first-run sheet offers it with
   });
   const first = seed({ mail: [], messages: [] });
   first.settings.firstRun = true;
+  for (const t of first.settings.types) t.names = false;
   await withUi({ seed: first }, async (page) => {
     const sheet = page.getByRole("dialog", { name: "Welcome to Tidings" });
     assert.match(await page.getByTestId("firstrun-names-example").innerText(), /New message from Ana Ruiz \(\+1 202 555 0101\)/);

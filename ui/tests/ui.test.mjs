@@ -94,7 +94,7 @@ test("event types: toggle, allowlist validated as you type, backfill limits, rea
     assert.equal(await toggle.isChecked(), true);
     assert.match(await page.getByTestId(`reach-${mail}`).innerText(), /Never the body\./);
     const list = page.getByRole("list", { name: "Mail allowlist" });
-    assert.deepEqual(await list.locator(".entry").allInnerTexts(), ["example.com", "example.org", "example.net", "+120255501*"]);
+    assert.deepEqual(await list.locator(".entry").allInnerTexts(), ["example.com", "example.org", "example.net", "+120255501*", "Family"]);
 
     await toggle.click();
     assert.deepEqual(await calls(page, "set_type_enabled"), [{ eventType: mail, enabled: false }]);
@@ -123,14 +123,14 @@ test("event types: toggle, allowlist validated as you type, backfill limits, rea
     await page.waitForFunction(() => document.querySelector("[data-testid='allow-msg-mail.received']").textContent === "Added ana@example.org.");
     assert.deepEqual((await calls(page, "set_allowlist")).at(-1), {
       eventType: mail,
-      entries: ["example.com", "example.org", "example.net", "+120255501*", "ana@example.org"],
+      entries: ["example.com", "example.org", "example.net", "+120255501*", "group: Family [5D1E0A11-0000-4000-8000-00000000FA11:ABGroup]", "ana@example.org"],
     });
     assert.equal(await input.inputValue(), "");
-    assert.equal(await list.locator(".entry").count(), 5);
+    assert.equal(await list.locator(".entry").count(), 6);
 
     await page.getByRole("button", { name: "Remove example.net from the Mail allowlist" }).click();
-    await page.waitForFunction(() => document.querySelectorAll("[data-type='mail.received'] .entry").length === 4);
-    assert.deepEqual((await calls(page, "set_allowlist")).at(-1).entries, ["example.com", "example.org", "+120255501*", "ana@example.org"]);
+    await page.waitForFunction(() => document.querySelectorAll("[data-type='mail.received'] .entry").length === 5);
+    assert.deepEqual((await calls(page, "set_allowlist")).at(-1).entries, ["example.com", "example.org", "+120255501*", "group: Family [5D1E0A11-0000-4000-8000-00000000FA11:ABGroup]", "ana@example.org"]);
     assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), `allow-input-${mail}`, "focus stays in the editor");
 
     // The backfill window: the limit is named before anything is sent.
