@@ -94,13 +94,11 @@ impl Daemon {
             // The file and the kind only: never a name or a number.
             tracing::warn!(path = %problem.path.display(), kind = problem.kind.name(), "a Contacts store cannot be read; person and group entries it holds match nobody");
         }
-        tracing::info!(
-            people = next.people().len(),
-            groups = next.groups().len(),
-            "contacts read"
-        );
+        let (people, groups) = (next.people().len(), next.groups().len());
         *lock(&self.inner.contacts) = Arc::new(next);
         self.publish_locked();
+        // After the publish: whoever reads this line finds the new Contacts in force.
+        tracing::info!(people, groups, "contacts read");
         true
     }
 }
