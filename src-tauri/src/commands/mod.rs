@@ -39,6 +39,11 @@ pub const COMMANDS: &[&str] = &[
     "open_full_disk_access",
     "open_login_items",
     "restart_app",
+    "search_people",
+    "list_groups",
+    "recent_senders",
+    "set_names",
+    "set_categories",
 ];
 
 /// What a failed command rejects with.

@@ -138,3 +138,103 @@ async fn restart_asks_the_main_thread_when_no_login_item_started_the_app() {
     assert!(matches!(rx.try_recv(), Ok(AppEvent::Restart)));
     stop(cx).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_picker_finds_people_groups_and_recent_senders_and_adds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // The simulator writes mail dated now, which recent senders list.
+    let handle = Tidings::start(Config::demo(DemoConfig {
+        data_dir: Some(dir.path().join("demo")),
+        simulate: Some(std::time::Duration::from_millis(50)),
+        conformance_controls: false,
+    }))
+    .expect("the demo engine starts");
+    let cx = Context {
+        handle,
+        main: Proxy::new(|_: AppEvent| {}),
+        menu_bar: crate::menu_bar::MenuBarState::default(),
+    };
+    // The demo's Contacts: Ana's card writes her number nationally.
+    let hits = dispatch(&cx, "search_people", json!({"query": "555 0101"}))
+        .await
+        .unwrap();
+    assert_eq!(hits[0]["name"], "Ana Ruiz", "{hits}");
+    assert_eq!(hits[0]["handles"], json!(["(202) 555-0101"]));
+    let groups = dispatch(&cx, "list_groups", Value::Null).await.unwrap();
+    let family = groups
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "Family")
+        .expect("the demo's Family group")
+        .clone();
+    assert_eq!(family["members"], 2);
+    // A person picked from the search goes into the allowlist as a person entry.
+    let mut entries: Vec<Value> = vec![json!("example.com"), hits[0]["entry"].clone()];
+    entries.push(family["entry"].clone());
+    let view = dispatch(
+        &cx,
+        "set_allowlist",
+        json!({"eventType": "messages.received", "entries": entries}),
+    )
+    .await
+    .unwrap();
+    let shown = &view["types"][1]["entries"];
+    assert_eq!(shown[1]["kind"], "person", "{shown}");
+    assert_eq!(shown[1]["label"], "Ana Ruiz");
+    assert_eq!(shown[1]["state"], "ok");
+    assert_eq!(shown[2]["kind"], "group");
+    // Recent senders: the demo's seeded messages, newest first, allowed ones marked.
+    let wait = async {
+        loop {
+            let recent = dispatch(&cx, "recent_senders", json!({"eventType": "mail.received"}))
+                .await
+                .unwrap();
+            if recent.as_array().is_some_and(|r| !r.is_empty()) {
+                return recent;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    };
+    let recent = tokio::time::timeout(std::time::Duration::from_secs(20), wait)
+        .await
+        .expect("the simulator's mail listed as recent senders");
+    let recent = recent.as_array().unwrap();
+    assert!(recent.iter().all(|r| r["count"].as_u64().unwrap() >= 1));
+    assert!(recent.iter().any(|r| r["allowed"] == true), "{recent:?}");
+    // Names and categories: switched and restricted from the window.
+    let view = dispatch(
+        &cx,
+        "set_names",
+        json!({"eventType": "mail.received", "on": false}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(view["types"][0]["names"], false);
+    let view = dispatch(
+        &cx,
+        "set_categories",
+        json!({"eventType": "mail.received", "categories": ["promotions", "primary"]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        view["types"][0]["categories"],
+        json!(["primary", "promotions"])
+    );
+    let bad = message(
+        dispatch(
+            &cx,
+            "set_categories",
+            json!({"eventType": "messages.received", "categories": ["updates"]}),
+        )
+        .await,
+    );
+    assert!(
+        bad.contains("`updates` is not a category of messages.received"),
+        "{bad}"
+    );
+    let long = message(dispatch(&cx, "search_people", json!({"query": "x".repeat(500)})).await);
+    assert!(long.contains("at most 200 characters"), "{long}");
+    stop(cx).await;
+}

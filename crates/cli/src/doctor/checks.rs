@@ -20,6 +20,7 @@ pub fn checks(f: &Findings) -> Vec<Check> {
     }
     checks.push(access_check(f));
     checks.push(settings_check(f));
+    checks.push(contacts_check(f));
     checks.push(http_check(f));
     checks.push(login_check(&f.login));
     checks.extend(client_checks(&f.clients));
@@ -243,6 +244,50 @@ fn settings_check(f: &Findings) -> Check {
         Err(e) => Check::new(name, Outcome::Fail, e.summary()).fix(format!(
             "Fix {path} (or remove it to start over from the defaults)"
         )),
+    }
+}
+
+/// Person and group entries need the Contacts stores; without any they match nobody. Not
+/// having Contacts is no problem for a user who names senders by address.
+fn contacts_check(f: &Findings) -> Check {
+    let name = "contacts";
+    let people_entries = f.settings.as_ref().map_or(0, |s| {
+        EventType::ALL
+            .into_iter()
+            .flat_map(|ty| &s.for_type(ty).allow)
+            .filter(|e| e.sender().is_none())
+            .count()
+    });
+    let c = &f.contacts;
+    let stores = match c.stores_read {
+        1 => "1 store read".to_owned(),
+        n => format!("{n} stores read"),
+    };
+    match &c.problem {
+        None => Check::new(name, Outcome::Pass, stores),
+        Some(problem) if people_entries == 0 => Check::new(
+            name,
+            Outcome::Pass,
+            format!("{stores}; cannot read {problem} (no person or group entry needs it)"),
+        ),
+        Some(problem) => {
+            let fix = if problem.contains("unreadable") {
+                "give Tidings Full Disk Access: it covers the Contacts stores, with no Contacts \
+                 prompt"
+                    .to_owned()
+            } else {
+                "open Contacts once so it rewrites its store, then look again".to_owned()
+            };
+            Check::new(
+                name,
+                Outcome::Warn,
+                format!(
+                    "{stores}; cannot read {problem}: person and group entries for its cards \
+                     match nobody"
+                ),
+            )
+            .fix(fix)
+        }
     }
 }
 

@@ -117,6 +117,9 @@ pub struct Findings {
     pub http_reachable: Option<Result<(), String>>,
     /// Whether Tidings starts at login (`tidings install`, the menu's Start at Login).
     pub login: LoginView,
+    /// The Contacts stores as the daemon read them (else as this process reads them): how
+    /// many were read, and the first that could not be, with why.
+    pub contacts: tidings_server::state::ContactsState,
     /// Each MCP client configured for Tidings (`tidings connect`), and what running its
     /// configured command and completing a handshake gave; or why its config is unreadable.
     pub clients: Vec<(&'static str, Result<Verification, String>)>,
@@ -194,7 +197,12 @@ async fn gather(home: &Path, settings_path: &Path, socket: &Path) -> Findings {
         }) => Some(http_connect(url).await),
         _ => None,
     };
+    let contacts = match &daemon {
+        Ok(state) => state.contacts.clone(),
+        Err(_) => local_contacts(home),
+    };
     Findings {
+        contacts,
         socket: socket.to_owned(),
         daemon,
         socket_dir,
@@ -204,6 +212,19 @@ async fn gather(home: &Path, settings_path: &Path, socket: &Path) -> Findings {
         http_reachable,
         login: tidings_server::app::login_view_blocking().await,
         clients: clients().await,
+    }
+}
+
+/// The Contacts stores read by this process, in the daemon's terms (no card is kept).
+fn local_contacts(home: &Path) -> tidings_server::state::ContactsState {
+    let source = tidings_server::daemon::ContactsSource::for_user(home);
+    let contacts = tidings_core::contacts::load(&source.paths, &source.region);
+    tidings_server::state::ContactsState {
+        stores_read: contacts.stores_read(),
+        problem: contacts
+            .problems()
+            .first()
+            .map(|p| format!("{}: {} ({})", p.path.display(), p.kind.name(), p.detail)),
     }
 }
 

@@ -21,7 +21,40 @@ fn findings(daemon: Result<State, String>, local: Vec<Result<(), StoreError>>) -
             text: "Tidings starts at login.".into(),
         },
         clients: Vec::new(),
+        contacts: tidings_server::state::ContactsState {
+            stores_read: 1,
+            problem: None,
+        },
     }
+}
+
+#[test]
+fn an_unreadable_contacts_store_warns_only_when_an_entry_needs_it() {
+    let mut f = findings(Err("not running".into()), vec![Ok(()), Ok(())]);
+    assert_eq!(
+        named(&checks::checks(&f), "contacts").outcome,
+        Outcome::Pass
+    );
+    f.contacts = tidings_server::state::ContactsState {
+        stores_read: 0,
+        problem: Some("/h/AddressBook-v22.abcddb: unreadable (permission denied)".into()),
+    };
+    let c = named(&checks::checks(&f), "contacts").clone();
+    assert_eq!(c.outcome, Outcome::Pass, "no entry needs Contacts: {c:?}");
+    let mut s = Settings::default();
+    s.messages.allow = vec![tidings_core::settings::AllowEntry::parse("group: Family").unwrap()];
+    f.settings = Ok(s);
+    let c = named(&checks::checks(&f), "contacts").clone();
+    assert_eq!(c.outcome, Outcome::Warn, "{c:?}");
+    assert!(
+        c.detail.contains("/h/AddressBook-v22.abcddb: unreadable"),
+        "{c:?}"
+    );
+    assert!(c.detail.contains("match nobody"), "{c:?}");
+    assert!(
+        c.fix.as_deref().unwrap_or("").contains("Full Disk Access"),
+        "{c:?}"
+    );
 }
 
 fn named<'a>(checks: &'a [Check], name: &str) -> &'a Check {

@@ -6,6 +6,7 @@
 
 mod backfill;
 mod connection;
+mod people;
 mod requests;
 mod settings_file;
 mod state;
