@@ -254,11 +254,12 @@ settings_window_paints() {
 #
 # The demo directory is new, so this is a first run and the page shows the first-run sheet
 # (a modal dialog), whose focus starts on its Type select. Tab goes to the allowlist entry, the
-# snippet and Copy snippet (Turn on is disabled while the entry is empty), then Done (a control
-# added to the sheet changes this count; the wait below then fails naming Done).
+# names switch, the snippet and Copy snippet (Turn on is disabled while the entry is empty),
+# then Done (a control added to the sheet changes this count; the wait below then fails
+# naming Done).
 window_finishes_first_run() {
   xdotool windowfocus --sync "$settings"
-  xdotool key Tab Tab Tab Tab Return
+  xdotool key Tab Tab Tab Tab Tab Return
   wait_for 30 "finish_first_run after Done in the first-run sheet" \
     grep -q 'command="finish_first_run"' "$out/app.log"
   # The page closes the sheet when the command returns: wait for that before typing on.
