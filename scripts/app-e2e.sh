@@ -15,7 +15,11 @@
 # log file (under a temporary XDG state home) holds its info lines, no address, and the one
 # warning for the missing notification server the first client's notice met. Last, with
 # trayer stopped (no tray host at all), a start that is not a first run finds its icon hidden
-# and opens Settings by itself, whose page says so; SIGTERM quits it.
+# and opens Settings by itself, whose page says so; SIGTERM quits it. Then, on a demo home of
+# its own whose settings allow one Messages sender and no group, the window's sender picker
+# adds the Contacts group Family (keyboard only); a message from a member reaches a running
+# `tidings tail` with her name; taken out of the group in Contacts, her next message is not
+# delivered while a later one from the still-allowed sender is.
 #
 # Every wait polls for a condition with a generous bound; nothing asserts on timing.
 # Env: SHOTS_DIR=DIR also writes the menu's screenshot there as menu-$THEME.png (make
@@ -60,9 +64,10 @@ wait_for() {
 }
 
 echo "== app-e2e ($theme): building" >&2
-cargo build --locked -q -p tidings-app -p tidings-cli
+cargo build --locked -q -p tidings-app -p tidings-cli -p tidings-fixtures
 app=$root/target/debug/tidings-app
 cli=$root/target/debug/tidings
+fixtures=$root/target/debug/tidings-fixtures
 for tool in Xvfb trayer xdotool xwininfo import; do
   command -v "$tool" >/dev/null || fail "$tool is missing: run scripts/install-deps.sh"
 done
@@ -249,11 +254,12 @@ settings_window_paints() {
 #
 # The demo directory is new, so this is a first run and the page shows the first-run sheet
 # (a modal dialog), whose focus starts on its Type select. Tab goes to the allowlist entry, the
-# snippet and Copy snippet (Turn on is disabled while the entry is empty), then Done (a control
-# added to the sheet changes this count; the wait below then fails naming Done).
+# names switch, the snippet and Copy snippet (Turn on is disabled while the entry is empty),
+# then Done (a control added to the sheet changes this count; the wait below then fails
+# naming Done).
 window_finishes_first_run() {
   xdotool windowfocus --sync "$settings"
-  xdotool key Tab Tab Tab Tab Return
+  xdotool key Tab Tab Tab Tab Tab Return
   wait_for 30 "finish_first_run after Done in the first-run sheet" \
     grep -q 'command="finish_first_run"' "$out/app.log"
   # The page closes the sheet when the command returns: wait for that before typing on.
@@ -398,6 +404,153 @@ hidden_icon_opens_settings() {
   ! grep -q 'panicked' "$log" || fail "the app panicked: $(cat "$log")"
 }
 
+# ---- people: the sender picker, a group, names, a Contacts change -------------------------
+
+# The demo Contacts' ids (fixtures/src/contacts/demo.rs) and the numbers (the simulator's).
+FAMILY_ID=5D1E0A11-0000-4000-8000-00000000FA11:ABGroup
+ANA_ID=5D1E0A11-0000-4000-8000-000000000A4A:ABPerson
+ANA=+12025550101 # Ana Ruiz, in Family; her card writes it (202) 555-0101
+BOB=+12025550143 # Bob Stone, allowed by number
+people=$work/people
+people_sock=$people/tidings.sock
+# Settings of its own, written before the app lays out the demo (which keeps them): no group
+# entry, so the picker really adds it, and no `+120255501*`, so nothing else covers Ana.
+# Messages only: Mail has no allowlist entries, so its card has no Remove buttons (the Tab
+# count below depends on it).
+PEOPLE_SETTINGS='[mail]
+enabled = true
+allow = []
+
+[messages]
+enabled = true
+allow = ["+12025550143"]
+contact_names = true
+'
+
+# messages_allow_groups N: `tidings status` counts N group entries in force for Messages.
+messages_allow_groups() {
+  "$cli" status --socket "$people_sock" --json | python3 -c '
+import json, sys
+state = json.load(sys.stdin)
+t = [t for t in state["types"] if t["name"] == "messages.received"][0]
+sys.exit(0 if t["allowlist"]["groups"] == int(sys.argv[1]) else 1)
+' "$1"
+}
+# tail_lines FROM [CONTACT]: how many events in the people tail's output are from FROM (and,
+# given, carry CONTACT as from.contact).
+tail_lines() {
+  python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    event = json.loads(line)
+    data = event.get("data", event)
+    sender = data.get("from", {})
+    if sender.get("handle", sender.get("address")) == sys.argv[2] or sys.argv[2] in json.dumps(sender):
+        if len(sys.argv) < 4 or sender.get("contact") == sys.argv[3]:
+            n += 1
+print(n)
+' "$out/tail-people.out" "$@"
+}
+tail_has() { (($(tail_lines "$@") > 0)); }
+contacts_reads() { grep -c 'contacts read' "$out/app-people.log" || true; }
+contacts_reads_above() { (($(contacts_reads) > $1)); }
+
+# The app on its own demo home with the settings above, its window opened at start.
+start_people_app() {
+  mkdir -p "$people" && chmod 700 "$people"
+  printf '%s' "$PEOPLE_SETTINGS" >"$people/settings.toml"
+  XDG_STATE_HOME="$work/state-people" "$app" --demo --data-dir "$people" --simulate off \
+    --open-settings -v >"$out/app-people.log" 2>&1 &
+  app_pid=$!
+  pids+=($app_pid)
+  wait_for 60 "socket from the people app" "$cli" status --socket "$people_sock" --json
+  wait_for 30 "the people app's settings window" xdotool search --onlyvisible --name '^Tidings Settings$'
+  wait_for 30 "get_settings from the people app's window" grep -q 'command="get_settings"' "$out/app-people.log"
+  settings=$(xdotool search --onlyvisible --name '^Tidings Settings$' | head -n1)
+  wait_for 30 "the people app's window to paint" settled people
+}
+
+# Keyboard only. Not a first run, so no sheet: the first Tab reaches the selected section's
+# tab (Status), Down selects Event types, Tab its first control, Mail's switch. From there
+# Tab passes Mail's allowlist field (Add is disabled while it is empty), Mail's picker
+# button, Mail's names switch, Mail's four category boxes, Mail's backfill field, Messages'
+# switch, the Remove button of Bob's entry and Messages' allowlist field: twelve Tabs to
+# Messages' "Pick senders…". Down opens the picker with focus in its search field;
+# Shift+Tab reaches the Contacts tab, Right selects Groups (which asks for list_groups),
+# Down enters its list, Down makes Family (the demo's one group) active, Enter picks it.
+picker_adds_family() {
+  xdotool windowfocus --sync "$settings"
+  xdotool key Tab Down Tab
+  xdotool key Tab Tab Tab Tab Tab Tab Tab Tab Tab Tab Tab Tab
+  xdotool key Down
+  wait_for 30 "the picker to open and settle" settled picker-open
+  xdotool key shift+Tab
+  wait_for 30 "the picker's Contacts tab focused" settled picker-tab
+  xdotool key Right
+  wait_for 20 "list_groups from the picker" grep -q 'command="list_groups"' "$out/app-people.log"
+  wait_for 30 "the Groups list to settle" settled picker-groups
+  xdotool key Down Down Return
+  has_family() { grep -Eq "\"group: Family \[$FAMILY_ID\]\"" "$people/settings.toml"; }
+  wait_for 30 "the Family group entry in settings.toml after picking it" has_family
+  grep -q '+12025550143' "$people/settings.toml" || fail "picking Family dropped Bob's entry"
+  wait_for 30 "the group entry in force (tidings status)" messages_allow_groups 1
+  wait_for 30 "the window to settle after the pick" settled picker-added
+}
+
+# A member's message reaches a running `tidings tail` with her Contacts name.
+member_message_delivered_with_name() {
+  "$cli" tail messages.received --socket "$people_sock" >"$out/tail-people.out" 2>"$out/tail-people.err" &
+  tail_pid=$!
+  pids+=($tail_pid)
+  people_streams() { "$cli" status --socket "$people_sock" --json | grep -Eq '"streams": *[1-9]'; }
+  wait_for 30 "the people tail's stream in the app's state" people_streams
+  "$fixtures" message --home "$people" --from "$ANA" --text "Dinner at eight?" >/dev/null
+  wait_for 60 "Ana's message in the tail" tail_has "$ANA"
+  tail_has "$ANA" "Ana Ruiz" \
+    || fail "Ana's event lacks from.contact \"Ana Ruiz\" (contact_names is on): $(cat "$out/tail-people.out")"
+}
+
+# Ana leaves Family in Contacts: once the app has read the change, her next message is not
+# delivered, and a later one from Bob (allowed by number) is. The rows are read in order, so
+# Bob's event arriving means Ana's row was passed over.
+removed_member_not_delivered() {
+  local reads
+  reads=$(contacts_reads)
+  "$fixtures" remove-member --home "$people" --group "$FAMILY_ID" --person "$ANA_ID"
+  wait_for 30 "the app to read the changed Contacts" contacts_reads_above "$reads"
+  "$fixtures" message --home "$people" --from "$ANA" --text "Still on for Sunday?" >/dev/null
+  "$fixtures" message --home "$people" --from "$BOB" --text "On my way" >/dev/null
+  wait_for 60 "Bob's message in the tail" tail_has "$BOB"
+  tail_has "$BOB" "Bob Stone" || fail "Bob's event lacks from.contact \"Bob Stone\": $(cat "$out/tail-people.out")"
+  (($(tail_lines "$ANA") == 1)) \
+    || fail "Ana's message was delivered after she left Family: $(cat "$out/tail-people.out")"
+  kill "$tail_pid"
+  kill -TERM "$app_pid"
+  app_done() { ! kill -0 "$app_pid" 2>/dev/null; }
+  wait_for 30 "the people app to exit on SIGTERM" app_done
+  ! grep -q 'panicked' "$out/app-people.log" || fail "the people app panicked"
+  ! grep -q 'Ana Ruiz\|Bob Stone\|Family' "$out/app-people.log" \
+    || fail "a contact or group name in the app's log: $(grep 'Ana Ruiz\|Bob Stone\|Family' "$out/app-people.log" | head -n1)"
+}
+
+people_steps() {
+  start_people_app
+  picker_adds_family
+  member_message_delivered_with_name
+  removed_member_not_delivered
+}
+
+# TIDINGS_E2E_ONLY=people runs just these steps (quicker while working on them).
+if [ "${TIDINGS_E2E_ONLY:-}" = people ]; then
+  people_steps
+  echo "== app-e2e ($theme): people ok (artifacts in target/app-e2e/$theme)" >&2
+  exit 0
+fi
+
 refuses_an_open_data_dir
 start_app
 tray_icon_appears
@@ -413,4 +566,5 @@ window_process_can_die
 menu_quits
 log_file_written
 hidden_icon_opens_settings
+people_steps
 echo "== app-e2e ($theme): ok (artifacts in target/app-e2e/$theme)" >&2
