@@ -142,14 +142,13 @@ impl Paths {
         }
     }
 
-    /// What each path delivered of `wanted` (event ids, in order, the last one last), after
-    /// `hidden` rows that must not show on any of them. Returns, per path, the text it gave.
+    /// What each path delivered once `wanted` (event ids, in store order) arrived, checking
+    /// that none of the `hidden` rows written among them shows on any path.
     fn deliver(&mut self, daemon: &Daemon, wanted: &[String], hidden: &[String]) -> Delivered {
         let last = wanted.last().unwrap();
         let id = self.stream_id.clone();
-        let mark = 0;
         self.stream
-            .wait_for("the last event on the stream", mark, |f| {
+            .wait_for("the last event on the stream", 0, |f| {
                 is_event(f, &id, last)
             });
         let stream: Vec<Value> = self
@@ -164,7 +163,10 @@ impl Paths {
             "events/poll",
             json!({"name": "messages.received", "arguments": args(), "cursor": self.poll_cursor}),
         );
-        self.poll_cursor = polled["cursor"].as_str().unwrap().to_owned();
+        polled["cursor"]
+            .as_str()
+            .unwrap()
+            .clone_into(&mut self.poll_cursor);
         let tool = self.tools.result(
             2,
             "tools/call",
@@ -285,7 +287,7 @@ fn names_ride_every_path_only_while_the_switch_is_on_and_hidden_chats_never_do()
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let again = writer.message(ANA);
-    let got = paths.deliver(&daemon, &[again.clone()], &[]);
+    let got = paths.deliver(&daemon, std::slice::from_ref(&again), &[]);
     assert_eq!(contact_by_id(&got.stream, "eventId", &again), None);
     assert_eq!(contact_by_id(&got.polled, "eventId", &again), None);
     let tool_events = got.tool["structuredContent"]["events"].as_array().unwrap();
