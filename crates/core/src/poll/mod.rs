@@ -10,7 +10,9 @@
 //! - each call examines at most `Limits::scan_rows` ROWIDs and returns at most `maxEvents`
 //!   events, with `hasMore` when there is more to read;
 //! - a row dated long before it appeared is backfill, not news, and is skipped (see
-//!   [`crate::backfill`]; the window is the caller's, off until set).
+//!   [`crate::backfill`]; the window is the caller's, off until set);
+//! - a delivered row's sender on a Contacts card is named (`from.contact`) only when the caller
+//!   gave the type Contacts to name from ([`Engine::set_names`]; none until set).
 //!
 //! The [`Engine`] holds the stores and takes their locks; the rules on one store are in
 //! `poll/step.rs`, and the result's wire form in `poll/outcome.rs`.
