@@ -143,16 +143,27 @@ fn person(kind: &str) -> Value {
     })
 }
 
+/// `from.contact`'s schema: only the sender is named, never a recipient.
+fn contact() -> Value {
+    json!({
+        "type": "string",
+        "description": "The name on the user's Contacts card for this sender, present only when the user turned on names from Contacts for this type and a card holds the sender's handle; absent otherwise. The user's own label, cleaned and capped like any name.",
+    })
+}
+
 /// The `payloadSchema` of `ty`: the envelope only, never a body.
 pub fn payload_schema(ty: EventType) -> Value {
     let date =
         |d: &str| json!({"type": ["string", "null"], "format": "date-time", "description": d});
+    // Only the sender is named from Contacts.
+    let mut sender = person("The sender.");
+    sender["properties"]["contact"] = contact();
     match ty {
         EventType::MailReceived => json!({
             "type": "object",
             "properties": {
                 "messageId": {"type": ["string", "null"], "description": "The Message-ID header, when the index has it."},
-                "from": person("The sender."),
+                "from": sender,
                 "to": {"type": "array", "items": person("A To recipient."), "maxItems": MAX_RECIPIENTS},
                 "cc": {"type": "array", "items": person("A Cc recipient."), "maxItems": MAX_RECIPIENTS},
                 "subject": {"type": "string", "description": "Untrusted text written by the sender."},
@@ -186,6 +197,7 @@ pub fn payload_schema(ty: EventType) -> Value {
                     "properties": {
                         "handle": {"type": ["string", "null"], "description": "E.164 number or email."},
                         "service": {"type": ["string", "null"], "description": "`iMessage`, `SMS`, `RCS`…"},
+                        "contact": contact(),
                     },
                     "required": ["handle", "service"],
                 },

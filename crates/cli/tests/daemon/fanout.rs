@@ -260,7 +260,7 @@ fn an_allowlist_narrowed_mid_burst_applies_to_every_stream_at_once() {
     // Narrow the allowlist to example.org, then write more; wait until the daemon took it.
     let text = std::fs::read_to_string(daemon.settings_path()).unwrap();
     let narrowed = text.replace(
-        r#"allow = ["example.com", "example.org", "example.net", "+120255501*"]"#,
+        r#"allow = ["example.com", "example.org", "example.net", "+120255501*", "group: Family [5D1E0A11-0000-4000-8000-00000000FA11:ABGroup]"]"#,
         r#"allow = ["example.org", "+120255501*"]"#,
     );
     assert_ne!(

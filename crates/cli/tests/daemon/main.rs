@@ -49,6 +49,8 @@ mod http_names;
 mod http_pull_tools;
 // A client of another uid is closed without an answer (needs root).
 mod peer_uid;
+// Names from Contacts on every path only under the switch; none through any method when off.
+mod names;
 // Notices: a first subscription notified once, switches, a failing notifier.
 mod notices;
 // `tidings doctor`: a healthy demo, a broken store, the bug report without personal data.

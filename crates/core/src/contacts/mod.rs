@@ -20,7 +20,7 @@ mod read;
 mod schema;
 
 pub use entry::{EntryError, PeopleEntry, PeopleKind, Resolved};
-pub use phone::{Region, email_key, handle_key, phone_key};
+pub use phone::{Region, email_key, handle_key, phone_key, readable_handle};
 
 /// The file name of every Contacts store (root and per account).
 pub const STORE_NAME: &str = "AddressBook-v22.abcddb";

@@ -130,6 +130,22 @@ pub(super) fn store_handle_key(handle: &str) -> Option<String> {
     (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(bare)
 }
 
+/// A store's handle as a person reads it: an E.164 number grouped the way its country writes
+/// numbers internationally (`+12025550101` → `+1 202-555-0101`); anything else (an address,
+/// a short code, a number the metadata cannot read) as it is.
+pub fn readable_handle(handle: &str) -> String {
+    let h = handle.trim();
+    let e164 = h
+        .strip_prefix('+')
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    e164.then(|| phonenumber::parse(None, h).ok())
+        .flatten()
+        .map_or_else(
+            || handle.to_owned(),
+            |n| n.format().mode(Mode::International).to_string(),
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,5 +249,14 @@ mod tests {
             Some("ana@example.com")
         );
         assert_eq!(store_handle_key("chat123"), None);
+    }
+
+    #[test]
+    fn numbers_read_grouped_and_anything_else_as_it_is() {
+        assert_eq!(readable_handle("+12025550101"), "+1 202-555-0101");
+        assert_eq!(readable_handle("+447700900123"), "+44 7700 900123");
+        for same in ["ana@example.com", "56249", "+12x", "+", ""] {
+            assert_eq!(readable_handle(same), same);
+        }
     }
 }

@@ -10,17 +10,20 @@
 //! - each call examines at most `Limits::scan_rows` ROWIDs and returns at most `maxEvents`
 //!   events, with `hasMore` when there is more to read;
 //! - a row dated long before it appeared is backfill, not news, and is skipped (see
-//!   [`crate::backfill`]; the window is the caller's, off until set).
+//!   [`crate::backfill`]; the window is the caller's, off until set);
+//! - a delivered row's sender on a Contacts card is named (`from.contact`) only when the caller
+//!   gave the type Contacts to name from ([`Engine::set_names`]; none until set).
 //!
 //! The [`Engine`] holds the stores and takes their locks; the rules on one store are in
 //! `poll/step.rs`, and the result's wire form in `poll/outcome.rs`.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Duration;
 
 use time::OffsetDateTime;
 
 use crate::backfill::Backfill;
+use crate::contacts::Contacts;
 use crate::cursor::Cursor;
 use crate::error::{RequestError, StoreError};
 use crate::event::{EventType, Occurrence};
@@ -119,6 +122,9 @@ pub struct Engine {
     /// or none ran. A cheap stamp can work while every scan fails, so status needs both.
     last_scan_error: [Mutex<Option<String>>; EventType::COUNT],
     accounts_map: std::path::PathBuf,
+    /// Per type (in `EventType::ALL` order), the Contacts its senders are named from
+    /// (`from.contact`); `None`, as until [`Engine::set_names`] is called, names no one.
+    names: [RwLock<Option<Arc<Contacts>>>; EventType::COUNT],
 }
 
 impl Engine {
@@ -140,7 +146,26 @@ impl Engine {
             clock: Arc::new(SystemClock),
             last_scan_error: Default::default(),
             accounts_map: paths.accounts_map.clone(),
+            names: Default::default(),
         }
+    }
+
+    /// Name the senders of `ty`'s events from `contacts` (`from.contact`, when a card holds
+    /// the sender's handle), or from nothing (`None`, as until this is called). The caller
+    /// sets this from the per-type switch (`contact_names`) and the Contacts in force.
+    pub fn set_names(&self, ty: EventType, contacts: Option<Arc<Contacts>>) {
+        *self.names[ty.index()]
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = contacts;
+    }
+
+    /// The Contacts `ty`'s senders are named from now (a cheap `Arc` copy, so a step never
+    /// holds this lock while it reads a store).
+    fn names_of(&self, ty: EventType) -> Option<Arc<Contacts>> {
+        self.names[ty.index()]
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Set the backfill window of `ty` (`settings` `backfill_days`); `None` turns the guard
@@ -255,11 +280,13 @@ impl Engine {
         after: Cursor,
         max_events: u32,
     ) -> Result<Batch, StoreError> {
+        let names = self.names_of(sub.event_type());
         let step = Step {
             name: sub.event_type().name(),
             max_events: max_events.max(1) as usize,
             scan_rows: self.limits.scan_rows.max(1),
             now: self.clock.now(),
+            names: names.as_deref(),
         };
         let mut backfill = self.backfill_of(sub.event_type());
         let result = match sub.filter() {
@@ -353,11 +380,13 @@ impl Engine {
         mail: impl FnOnce(&mut MailStore, &Batch) -> Result<R, StoreError>,
         messages: impl FnOnce(&mut MessagesStore, &Batch) -> Result<R, StoreError>,
     ) -> Result<(Batch, R), StoreError> {
+        let names = self.names_of(ty);
         let step = Step {
             name: ty.name(),
             max_events: max_events.max(1) as usize,
             scan_rows: self.limits.scan_rows.max(1),
             now: self.clock.now(),
+            names: names.as_deref(),
         };
         let mut backfill = self.backfill_of(ty);
         let result = match ty {

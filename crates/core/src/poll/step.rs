@@ -7,11 +7,12 @@ use time::OffsetDateTime;
 use super::{Batch, Start};
 use crate::backfill::Backfill;
 use crate::backfill::dates::{self, Ahead};
+use crate::contacts::Contacts;
 use crate::cursor::Cursor;
 use crate::dates::iso8601;
 use crate::error::StoreError;
 use crate::event::Occurrence;
-use crate::stores::{Source, Stamp, Window};
+use crate::stores::{Source, Stamp, Window, name_sender};
 
 fn head(stamp: &Stamp) -> Cursor {
     Cursor {
@@ -74,7 +75,7 @@ pub(super) fn start_on<S: Source>(
 }
 
 /// What one step may do, and when it runs.
-pub(super) struct Step {
+pub(super) struct Step<'c> {
     /// The event type's name, for the events and the guard's log.
     pub(super) name: &'static str,
     /// The most events returned.
@@ -83,6 +84,8 @@ pub(super) struct Step {
     pub(super) scan_rows: i64,
     /// Now, for the guard and for rows without a date.
     pub(super) now: OffsetDateTime,
+    /// The Contacts senders are named from (`from.contact`), or `None` to name no one.
+    pub(super) names: Option<&'c Contacts>,
 }
 
 /// The ROWIDs among `found` (the rows of `(after, last]` a scan picked, with their own dates)
@@ -96,7 +99,7 @@ fn judge_backfill<S: Source>(
     found: &[(i64, Option<OffsetDateTime>)],
     after: i64,
     last: i64,
-    step: &Step,
+    step: &Step<'_>,
     ahead: Option<Ahead>,
 ) -> Result<Vec<i64>, StoreError> {
     let dates = dates::read(backfill, found, after, last, step.now, ahead, |ranges| {
@@ -126,7 +129,7 @@ pub(super) fn next_on<S: Source>(
     s: &mut S,
     filter: &S::Filter,
     after: Cursor,
-    step: &Step,
+    step: &Step<'_>,
     backfill: &mut Backfill,
 ) -> Result<Batch, StoreError> {
     let mut stamp = s.stamp()?;
@@ -188,6 +191,12 @@ pub(super) fn next_on<S: Source>(
             None => judge_backfill(s, backfill, &dated, after.rowid, last, step, ahead)?,
         };
         found.retain(|f| skip.binary_search(&f.rowid).is_err());
+    }
+    if let Some(contacts) = step.names {
+        // Only the rows delivered: one map lookup each.
+        for f in &mut found {
+            name_sender(&mut f.data, S::SENDER_KEY, contacts);
+        }
     }
     let events = found
         .into_iter()

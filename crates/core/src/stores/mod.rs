@@ -32,9 +32,11 @@ use std::path::{Path, PathBuf};
 
 use time::OffsetDateTime;
 
+use crate::contacts::Contacts;
 use crate::cursor::FileIdentity;
 use crate::error::StoreError;
 use crate::event::EventType;
+use crate::text::{MAX_NAME_CHARS, sanitize};
 
 pub(crate) use open::StoreHandle;
 
@@ -137,10 +139,35 @@ pub(crate) struct Scan {
 /// The newest date of each of a list of ROWID ranges, in its order (`None`: no dated row).
 pub(crate) type Dates = Vec<Option<OffsetDateTime>>;
 
+/// Add `contact` to an envelope's `from` when `contacts` has a card for the sender: the
+/// handle at `from.<key>` (as the scan wrote it) looked up in a map, never a query. The name
+/// is the user's own label, but a card can be shared or synced from anywhere, so it is
+/// cleaned and capped like every other name. Nothing is added when no card matches or its
+/// name is empty.
+pub(crate) fn name_sender(data: &mut serde_json::Value, key: &str, contacts: &Contacts) {
+    let Some(serde_json::Value::Object(from)) = data.get_mut("from") else {
+        return;
+    };
+    let Some(person) = from
+        .get(key)
+        .and_then(serde_json::Value::as_str)
+        .and_then(|handle| contacts.person_for_handle(handle))
+    else {
+        return;
+    };
+    let name = sanitize(&person.name, MAX_NAME_CHARS);
+    if !name.is_empty() {
+        from.insert("contact".to_owned(), name.into());
+    }
+}
+
 /// What the poll engine needs from a store.
 pub(crate) trait Source {
     /// The per-type filter this store understands.
     type Filter;
+    /// The field of an envelope's `from` that holds the sender's handle as the store keeps it
+    /// (`address` for Mail, `handle` for Messages): what a Contacts card is looked up by.
+    const SENDER_KEY: &'static str;
     /// Rows skipped because they could not be read, since start-up (each counted once).
     fn unreadable_rows(&self) -> u64;
     /// Identity, data version and head, opening or reopening as needed.

@@ -17,6 +17,8 @@ mod filters;
 mod gaps;
 // Tidings never gets in the owner's way.
 mod owner;
+// `from.contact`: senders named from Contacts only when the engine is told to.
+mod names;
 // `events/poll` semantics: bootstrap, maxEvents and hasMore, the bound.
 mod poll;
 // The columns the queries read are the ones the schema probe requires.

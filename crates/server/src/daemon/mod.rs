@@ -156,7 +156,12 @@ impl Daemon {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| DaemonError::NoRuntime)?;
         let (seen, settings) = settings_watch::Snapshot::load(&config.settings_path)?;
         let engine = Arc::new(Engine::new(&config.store_paths, config.engine_limits));
-        settings::set_backfill_windows(&engine, &settings);
+        let contacts = people::initial(&config.contacts);
+        let in_force = Settings {
+            contacts: tidings_core::settings::ContactsInForce(Some(contacts.clone())),
+            ..settings.clone()
+        };
+        settings::engine_follows(&engine, &in_force);
         let shutdown = CancellationToken::new();
         let fanout = Arc::new(Fanout::new(engine.clone()));
         let read_ahead: Option<ReadAhead> = config.limits.shared_reads.then(|| {
@@ -173,7 +178,6 @@ impl Daemon {
         );
         let board = Arc::new(Board::default());
         let clients = Clients::new(config.limits.clone(), board.clone());
-        let contacts = people::initial(&config.contacts);
         let daemon = Daemon {
             inner: Arc::new(Inner {
                 fanout,
@@ -183,10 +187,7 @@ impl Daemon {
                 configured: Mutex::new(Arc::new(settings.clone())),
                 paused_until: Mutex::new(None),
                 runtime,
-                settings: watch::Sender::new(Arc::new(Settings {
-                    contacts: tidings_core::settings::ContactsInForce(Some(contacts.clone())),
-                    ..settings
-                })),
+                settings: watch::Sender::new(Arc::new(in_force)),
                 list_generation: watch::Sender::new(0),
                 settings_lock: Mutex::new(()),
                 limits: config.limits,

@@ -100,7 +100,7 @@ impl Daemon {
             return;
         }
         let list_changed = enabled_descriptors(&current) != enabled_descriptors(&next);
-        set_backfill_windows(&self.inner.engine, &next);
+        engine_follows(&self.inner.engine, &next);
         self.inner.settings.send_replace(Arc::new(next));
         if list_changed {
             self.inner
@@ -111,10 +111,18 @@ impl Daemon {
     }
 }
 
-/// The engine's backfill guard follows `backfill_days` of each type.
-pub(super) fn set_backfill_windows(engine: &Engine, settings: &Settings) {
+/// The engine follows the settings in force: each type's backfill guard its `backfill_days`,
+/// and its senders are named from the Contacts in force only while its `contact_names` is on
+/// (off, events carry no `from.contact` on any path).
+pub(super) fn engine_follows(engine: &Engine, settings: &Settings) {
     for ty in EventType::ALL {
-        engine.set_backfill_window(ty, settings.for_type(ty).backfill_window());
+        let of = settings.for_type(ty);
+        engine.set_backfill_window(ty, of.backfill_window());
+        let names = of
+            .contact_names
+            .then(|| settings.contacts.0.clone())
+            .flatten();
+        engine.set_names(ty, names);
     }
 }
 

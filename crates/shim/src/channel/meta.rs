@@ -32,7 +32,14 @@ pub fn channel_params(event: &Value) -> Option<Value> {
     match name {
         MAIL_RECEIVED => {
             let address = clean(text(&data["from"], "address"), ADDRESS_CAP);
-            let sender = clean(text(&data["from"], "name"), NAME_CAP);
+            // The user's own name for the sender (`from.contact`, there only when the user
+            // turned names on) before the one the sender wrote in the header.
+            let contact = clean(text(&data["from"], "contact"), NAME_CAP);
+            let sender = if contact.is_empty() {
+                clean(text(&data["from"], "name"), NAME_CAP)
+            } else {
+                contact.clone()
+            };
             let subject = clean(text(data, "subject"), SUBJECT_CAP);
             let mailbox = clean(text(data, "mailbox"), PLACE_CAP);
             let who = match (sender.is_empty(), address.is_empty()) {
@@ -49,16 +56,23 @@ pub fn channel_params(event: &Value) -> Option<Value> {
             content = line;
             meta.insert("event".into(), "mail_received".into());
             meta.insert("from".into(), address.into());
+            meta.insert("contact".into(), contact.into());
             meta.insert("subject".into(), subject.into());
             meta.insert("mailbox".into(), mailbox.into());
         }
         MESSAGES_RECEIVED => {
             let handle = clean(text(&data["from"], "handle"), ADDRESS_CAP);
+            let contact = clean(text(&data["from"], "contact"), NAME_CAP);
+            let who = match (contact.is_empty(), handle.is_empty()) {
+                (false, false) => format!("{contact} ‹{handle}›"),
+                (false, true) => contact.clone(),
+                _ => handle.clone(),
+            };
             let service = clean(text(&data["from"], "service"), DATE_CAP);
             let chat_name = clean(text(&data["chat"], "name"), PLACE_CAP);
             let chat_id = clean(text(&data["chat"], "identifier"), ID_CAP);
             let group = data["chat"]["isGroup"].as_bool().unwrap_or(false);
-            let mut line = format!("New message from {}", or_unknown(&handle));
+            let mut line = format!("New message from {}", or_unknown(&who));
             if !service.is_empty() {
                 let _ = write!(line, " ({service})");
             }
@@ -73,6 +87,7 @@ pub fn channel_params(event: &Value) -> Option<Value> {
             content = line;
             meta.insert("event".into(), "messages_received".into());
             meta.insert("from".into(), handle.into());
+            meta.insert("contact".into(), contact.into());
             meta.insert(
                 "chat".into(),
                 if chat_name.is_empty() {
@@ -289,6 +304,33 @@ mod tests {
         );
         assert_eq!(p["meta"]["chat"], "Family");
         assert_eq!(p["meta"]["event"], "messages_received");
+    }
+
+    #[test]
+    fn a_contact_name_leads_when_the_event_has_one() {
+        let event = json!({
+            "eventId": "GUID-2", "name": "messages.received", "timestamp": "2026-11-30T12:00:00Z",
+            "data": {"from": {"handle": "+12025550101", "service": "SMS", "contact": "Ana\nRuiz"},
+                     "chat": {"identifier": "+12025550101", "name": null, "isGroup": false}}
+        });
+        let p = channel_params(&event).unwrap();
+        assert_eq!(
+            p["content"],
+            "New message from Ana Ruiz ‹+12025550101› (SMS)"
+        );
+        assert_eq!(p["meta"]["contact"], "Ana Ruiz");
+        assert_eq!(p["meta"]["from"], "+12025550101");
+        let mut named = mail("Q3 invoice", "Header Name");
+        named["data"]["from"]["contact"] = "Ana Ruiz".into();
+        let p = channel_params(&named).unwrap();
+        assert_eq!(
+            p["content"],
+            "New mail from Ana Ruiz ‹ana@example.com› in INBOX: “Q3 invoice”"
+        );
+        // Without one, no `contact` key at all.
+        let p = channel_params(&mail("Q3 invoice", "Header Name")).unwrap();
+        assert!(p["meta"].get("contact").is_none());
+        assert!(p["content"].as_str().unwrap().contains("Header Name"));
     }
 
     #[test]

@@ -179,6 +179,7 @@ impl MailStore {
 
 impl Source for MailStore {
     type Filter = MailFilter;
+    const SENDER_KEY: &'static str = "address";
 
     fn stamp(&mut self) -> Result<Stamp, StoreError> {
         let stamp = self.handle.stamp(HEAD_SQL);

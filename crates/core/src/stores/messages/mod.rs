@@ -137,6 +137,7 @@ impl MessagesStore {
 
 impl Source for MessagesStore {
     type Filter = MessagesFilter;
+    const SENDER_KEY: &'static str = "handle";
 
     fn stamp(&mut self) -> Result<Stamp, StoreError> {
         let stamp = self.handle.stamp(HEAD_SQL);

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use serde_json::Value;
+use tidings_core::contacts::readable_handle;
 use tidings_core::text::sanitize;
 
 /// A subject in a summary line, in characters (the payload keeps up to 500).
@@ -37,10 +38,10 @@ pub fn line(event: &Value) -> String {
     let mut out = format!("{} {name}", sanitize(when, 40));
     match name {
         "mail.received" => {
-            let who = match (
-                field(data, &["from", "name"]),
-                field(data, &["from", "address"]),
-            ) {
+            // The user's own name for the sender (`from.contact`, only when names are on)
+            // before the one the sender wrote in the header.
+            let name = field(data, &["from", "contact"]).or(field(data, &["from", "name"]));
+            let who = match (name, field(data, &["from", "address"])) {
                 (Some(n), Some(a)) => format!("{n} <{a}>"),
                 (None, Some(a)) => a.to_owned(),
                 (Some(n), None) => n.to_owned(),
@@ -54,8 +55,14 @@ pub fn line(event: &Value) -> String {
             let _ = write!(out, " subject {}", quoted(subject, SUBJECT_CHARS));
         }
         "messages.received" => {
-            let handle = field(data, &["from", "handle"]).unwrap_or("unknown sender");
-            let _ = write!(out, " from {}", quoted(handle, NAME_CHARS));
+            let handle = field(data, &["from", "handle"]);
+            let who = match (field(data, &["from", "contact"]), handle) {
+                (Some(n), Some(h)) => format!("{n} ({})", readable_handle(h)),
+                (Some(n), None) => n.to_owned(),
+                (None, Some(h)) => h.to_owned(),
+                (None, None) => "unknown sender".to_owned(),
+            };
+            let _ = write!(out, " from {}", quoted(&who, NAME_CHARS));
             if let Some(service) = field(data, &["from", "service"]) {
                 let _ = write!(out, " via {}", quoted(service, 20));
             }
@@ -131,6 +138,35 @@ mod tests {
         );
         let long = line(&mail(&"x".repeat(1000)));
         assert!(long.chars().count() < 400, "{long}");
+    }
+
+    #[test]
+    fn a_contact_name_leads_and_its_absence_changes_nothing() {
+        let message = |from: Value| {
+            json!({"name": "messages.received", "timestamp": "2026-11-30T13:00:00Z",
+                   "data": {"from": from, "chat": {"identifier": "+12025550101"}}})
+        };
+        assert_eq!(
+            line(&message(
+                json!({"handle": "+12025550101", "service": "SMS", "contact": "Ana Ruiz"})
+            )),
+            "2026-11-30T13:00:00Z messages.received from \"Ana Ruiz (+1 202-555-0101)\" \
+             via \"SMS\" in chat \"+12025550101\""
+        );
+        assert_eq!(
+            line(&message(
+                json!({"handle": "+12025550101", "service": "SMS"})
+            )),
+            "2026-11-30T13:00:00Z messages.received from \"+12025550101\" via \"SMS\" \
+             in chat \"+12025550101\""
+        );
+        let mut named = mail("Hi");
+        named["data"]["from"]["contact"] = "Ana Ruiz\u{202E}".into();
+        assert!(
+            line(&named).contains(" from \"Ana Ruiz <ana@example.com>\" "),
+            "{}",
+            line(&named)
+        );
     }
 
     #[test]
