@@ -184,6 +184,17 @@ pub struct DemoInfo {
     pub simulate: Option<Duration>,
 }
 
+/// Where the last build that could read a store is remembered, to tell a stale grant: next to
+/// the demo's stores in demo mode, so a demo never touches the user's record.
+fn access_record(demo: Option<&DemoHome>) -> Option<PathBuf> {
+    match demo {
+        Some(home) => Some(home.root().join(ACCESS_RECORD)),
+        None => tidings_platform::paths::data_dir()
+            .ok()
+            .map(|d| d.join(ACCESS_RECORD)),
+    }
+}
+
 /// The engine.
 pub struct Tidings;
 
@@ -230,7 +241,7 @@ impl Tidings {
                 let running = Demo::start(&home, demo.simulate)?;
                 let config = DaemonConfig {
                     store_paths: home.store_paths(),
-                    contacts: home.contacts_source(),
+                    contacts: ContactsSource::for_demo(&home),
                     settings_path: home.settings_path(),
                     engine_limits,
                     limits,
@@ -249,15 +260,7 @@ impl Tidings {
         tracing::info!(settings = %daemon_config.settings_path.display(), "settings");
         let daemon = Daemon::start(daemon_config)?;
         daemon.set_socket_path(listener.path());
-        // The last build that could read a store, to tell a stale grant (next to the demo's
-        // stores in demo mode, so a demo never touches the user's record).
-        let record = match &demo {
-            Some((_, home, _)) => Some(home.root().join(ACCESS_RECORD)),
-            None => tidings_platform::paths::data_dir()
-                .ok()
-                .map(|d| d.join(ACCESS_RECORD)),
-        };
-        if let Some(record) = record {
+        if let Some(record) = access_record(demo.as_ref().map(|(_, home, _)| home)) {
             daemon.set_access_record(record);
         }
         let auth = http.auth.clone();

@@ -38,6 +38,12 @@ impl ContactsSource {
         }
     }
 
+    /// The demo's stores, read in [`DEMO_REGION`](crate::demo::DEMO_REGION).
+    pub fn for_demo(home: &crate::demo::DemoHome) -> ContactsSource {
+        let region = Region::parse(crate::demo::DEMO_REGION).expect("the demo's region is one");
+        ContactsSource::for_home(home.root(), region)
+    }
+
     /// The user's stores under `home`, read in the Mac's region (`AppleLocale`; the locale
     /// variables on Linux). With no region set, numbers are read as in the United States,
     /// and the log says so: a national number needs some region, and a Mac always has one.

@@ -36,6 +36,10 @@ use control::{DemoControls, DemoStores, SimulatorThread, time_seed};
 /// How often the simulator steps unless `--simulate` says otherwise.
 pub const DEFAULT_SIMULATE_EVERY: Duration = Duration::from_secs(2);
 
+/// The region the demo's Contacts are read in: the simulator's phone numbers are American,
+/// and the cards write them nationally.
+pub const DEMO_REGION: &str = "US";
+
 /// Seed of the starting variety: fixed, so every fresh demo starts from the same stores.
 const VARIETY_SEED: u64 = 42;
 
@@ -153,13 +157,6 @@ impl DemoHome {
     /// Where the stores are, as the daemon looks them up for a real home.
     pub fn store_paths(&self) -> StorePaths {
         StorePaths::for_home(&self.root)
-    }
-
-    /// The demo's Contacts, read as a Mac in the United States would (the simulator's phone
-    /// numbers are American, and the cards write them nationally).
-    pub fn contacts_source(&self) -> crate::daemon::ContactsSource {
-        let us = tidings_core::contacts::Region::parse("US").expect("US is a region");
-        crate::daemon::ContactsSource::for_home(&self.root, us)
     }
 
     /// `<dir>/settings.toml`.

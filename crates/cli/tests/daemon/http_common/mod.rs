@@ -132,7 +132,7 @@ pub fn demo_daemon(tune: impl FnOnce(&mut ServerLimits)) -> (Daemon, Demo, DemoH
     tune(&mut limits);
     let daemon = Daemon::start(DaemonConfig {
         store_paths: home.store_paths(),
-        contacts: home.contacts_source(),
+        contacts: tidings_server::daemon::ContactsSource::for_demo(&home),
         settings_path: home.settings_path(),
         engine_limits: Limits::default(),
         limits,
