@@ -18,6 +18,7 @@ const FILTERS: &[&str] = &[
     "account",
     "chats",
     "service",
+    "categories",
 ];
 
 /// Where a call starts.

@@ -26,6 +26,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer};
 use serde_json::{Value, json};
+use tidings_core::event::Category;
 use tidings_core::{EventType, RequestError, Settings, Subscription};
 use tokio::sync::watch;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -112,6 +113,9 @@ pub(crate) fn tools(settings: &Settings) -> Vec<Tool> {
         "account": {"type": "string", "description": "mail.received only: one account, by its address."},
         "chats": strings("messages.received only: chat identifiers."),
         "service": {"type": "string", "enum": ["iMessage", "SMS", "RCS"], "description": "messages.received only."},
+        "categories": {"type": "array", "minItems": 1,
+                       "items": {"type": "string", "enum": Category::ALL.map(Category::name)},
+                       "description": "Only these categories (Mail's, and Messages' SMS filters; updates is mail.received only); a message with none counts as primary."},
     });
     let output = json!({
         "type": "object",

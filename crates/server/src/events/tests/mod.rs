@@ -5,6 +5,7 @@
 #![allow(clippy::many_single_char_names)]
 
 mod backfill;
+mod categories;
 mod connection;
 mod people;
 mod requests;
