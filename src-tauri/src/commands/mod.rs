@@ -178,20 +178,7 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             let a: HostId = parse(command, args)?;
             reply(connect::app::disconnect_host(&a.id)?)
         }
-        // System Settings at Full Disk Access, or at Login Items (where a login item waiting
-        // for approval is allowed): an opener process, so off the async threads.
-        "open_full_disk_access" => {
-            tokio::task::spawn_blocking(|| {
-                app::open_full_disk_access(&tidings_platform::SystemRunner)
-            })
-            .await??;
-            Ok(Value::Null)
-        }
-        "open_login_items" => {
-            tokio::task::spawn_blocking(|| app::open_login_items(&tidings_platform::SystemRunner))
-                .await??;
-            Ok(Value::Null)
-        }
+        "open_full_disk_access" | "open_login_items" => open_pane(command).await,
         // Quit and start again, as macOS applies a Full Disk Access grant only to a new
         // process. Started by the login item, the service manager restarts the job (and stops
         // this process with SIGTERM, a clean Quit); otherwise the main thread stops the engine
@@ -204,8 +191,36 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             }
             Ok(Value::Null)
         }
-        // The sender picker: Contacts and recent senders for the person at the Mac; no MCP
-        // method or tool reaches these.
+        "search_people" | "list_groups" | "recent_senders" | "set_names" | "set_categories" => {
+            people(handle, command, args).await
+        }
+        // A name added to COMMANDS without its arm: the page hears it, nothing panics.
+        _ => Err(CommandError::from(format!(
+            "`{command}` is listed in commands.json but the app has no code for it"
+        ))),
+    }
+}
+
+/// System Settings at Full Disk Access, or at Login Items (where a login item waiting for
+/// approval is allowed): an opener process, so off the async threads.
+async fn open_pane(command: &str) -> Result<Value, CommandError> {
+    let full_disk_access = command == "open_full_disk_access";
+    tokio::task::spawn_blocking(move || {
+        let runner = tidings_platform::SystemRunner;
+        if full_disk_access {
+            app::open_full_disk_access(&runner)
+        } else {
+            app::open_login_items(&runner)
+        }
+    })
+    .await??;
+    Ok(Value::Null)
+}
+
+/// The sender picker and the people switches: Contacts and recent senders, for the person at
+/// the Mac only (no MCP method or tool reaches these).
+async fn people(handle: &Handle, command: &str, args: Value) -> Result<Value, CommandError> {
+    match command {
         "search_people" => {
             let a: Query = parse(command, args)?;
             reply(app::search_people(handle, &a.query)?)
@@ -223,9 +238,8 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             let a: Categories = parse(command, args)?;
             reply(app::set_categories(handle, &a.event_type, &a.categories).await?)
         }
-        // A name added to COMMANDS without its arm: the page hears it, nothing panics.
         _ => Err(CommandError::from(format!(
-            "`{command}` is listed in commands.json but the app has no code for it"
+            "`{command}` is not one of the picker's commands"
         ))),
     }
 }

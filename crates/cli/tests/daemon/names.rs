@@ -320,18 +320,43 @@ fn assert_no_names(what: &str, answer: &Value) {
     }
 }
 
+/// Calls with fresh ids, each answer checked for names.
+struct Asker {
+    id: u64,
+}
+
+impl Asker {
+    fn call(&mut self, c: &mut Client, method: &str, params: Value) -> Value {
+        self.id += 1;
+        let answer = c.call(self.id, method, params);
+        assert_no_names(method, &answer);
+        answer
+    }
+}
+
+/// Every tool, last: the demo's levers rebuild a store and turn a type off for a moment.
+fn call_every_tool(asker: &mut Asker, c: &mut Client, tool_names: &[String]) {
+    for tool in tool_names {
+        let arguments = match tool.as_str() {
+            "tidings_check" => json!({}),
+            "tidings_wait" => json!({"timeout_s": 1}),
+            _ => json!({"name": "messages.received"}),
+        };
+        asker.call(
+            c,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+    }
+}
+
 #[test]
 fn with_names_off_no_method_reaches_a_contact_or_a_recent_sender() {
     let daemon = Daemon::builder().settings(NAMES_OFF).start();
     let writer = Writer::new(daemon.home());
     let mut c = daemon.client();
-    let mut id = 0u64;
-    let mut call = |c: &mut Client, method: &str, params: Value| {
-        id += 1;
-        let answer = c.call(id, method, params);
-        assert_no_names(method, &answer);
-        answer
-    };
+    let mut asker = Asker { id: 0 };
+    let mut call = |c: &mut Client, method: &str, params: Value| asker.call(c, method, params);
     call(&mut c, "server/discover", json!({}));
     call(&mut c, "events/list", json!({}));
     call(&mut c, "tidings/status", json!({}));
@@ -418,19 +443,7 @@ fn with_names_off_no_method_reaches_a_contact_or_a_recent_sender() {
     let second = digest(&daemon);
     assert!(second.contains(ANA), "{first}\n{second}");
     assert_no_names("the digest", &Value::String(second));
-    // Every tool last: the demo's levers rebuild a store and turn a type off for a moment.
-    for tool in &tool_names {
-        let arguments = match tool.as_str() {
-            "tidings_check" => json!({}),
-            "tidings_wait" => json!({"timeout_s": 1}),
-            _ => json!({"name": "messages.received"}),
-        };
-        call(
-            &mut c,
-            "tools/call",
-            json!({"name": tool, "arguments": arguments}),
-        );
-    }
+    call_every_tool(&mut asker, &mut c, &tool_names);
     c.cancel(stream_id);
     for (i, frame) in c.frames.iter().enumerate() {
         assert_no_names(&format!("frame {i}"), frame);
