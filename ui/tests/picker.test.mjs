@@ -3,34 +3,12 @@
 // allowed marked), keyboard-only use, person and group entries (a missing one marked), the
 // names switch (and the first-run offer), categories, and Contacts that cannot be read.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { fixtures, launch, openUi, serveDist } from "./harness.mjs";
+import { fixtures } from "./harness.mjs";
+import { browserSuite, calls } from "./suite.mjs";
 
-let server;
-let browser;
-before(async () => {
-  server = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-/** Open the UI, run `fn`, and fail on any page error or a call to an unknown command. */
-async function withUi(opts, fn) {
-  const { page, context, errors } = await openUi(browser, server.url, opts);
-  try {
-    await fn(page);
-    assert.deepEqual(await page.evaluate(() => window.__fake.unknown), [], "the UI called a command the fake lacks");
-    assert.deepEqual(errors, [], "page errors");
-  } finally {
-    await context.close();
-  }
-}
-
-const calls = (page, cmd) => page.evaluate((c) => window.__fake.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
+const withUi = browserSuite();
 const MAIL = "mail.received";
 const MESSAGES = "messages.received";
 const ANA = "person: Ana Ruiz [4F1C2A7E-0D7B-4E55-9C3A-1B2D3E4F5A60:ABPerson]";

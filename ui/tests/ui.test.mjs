@@ -3,35 +3,13 @@
 // accessible names, the first run, the hidden menu-bar icon's notice, and the fake's command
 // table against the Rust list.
 
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { declaredCommands, fixtures, launch, openUi, rustCommands, serveDist } from "./harness.mjs";
+import { declaredCommands, fixtures, rustCommands } from "./harness.mjs";
+import { browserSuite, calls } from "./suite.mjs";
 
-let server;
-let browser;
-before(async () => {
-  server = await serveDist();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-/** Open the UI, run `fn`, and fail on any page error or a call to an unknown command. */
-async function withUi(opts, fn) {
-  const { page, context, errors } = await openUi(browser, server.url, opts);
-  try {
-    await fn(page);
-    assert.deepEqual(await page.evaluate(() => window.__fake.unknown), [], "the UI called a command the fake lacks");
-    assert.deepEqual(errors, [], "page errors");
-  } finally {
-    await context.close();
-  }
-}
-
-const calls = (page, cmd) => page.evaluate((c) => window.__fake.calls.filter((x) => x.cmd === c).map((x) => x.args), cmd);
+const withUi = browserSuite();
 const emit = (page, name, payload) => page.evaluate(([n, p]) => window.__fake.emit(n, p), [name, payload]);
 const text = (page, sel) => page.locator(sel).innerText();
 /** Where an element sits in the scrolled content (not the viewport): moves only with layout. */
