@@ -173,17 +173,15 @@ pub(super) fn resolve(contacts: &Contacts, entry: &PeopleEntry) -> Resolved {
 }
 
 fn group_handles(contacts: &Contacts, group: &super::Group) -> Resolved {
-    let mut out: Vec<String> = Vec::new();
-    for key in group
+    // In member order, each handle once (a set: a group may hold thousands of handles).
+    let mut seen = std::collections::HashSet::new();
+    let out = group
         .members
         .iter()
         .filter_map(|id| contacts.person(id))
         .flat_map(super::Person::keys)
-    {
-        if !out.contains(&key) {
-            out.push(key);
-        }
-    }
+        .filter(|key| seen.insert(key.clone()))
+        .collect();
     Resolved::Handles(out)
 }
 

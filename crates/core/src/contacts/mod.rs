@@ -19,7 +19,7 @@ mod phone;
 mod read;
 mod schema;
 
-pub use entry::{EntryError, PeopleEntry, PeopleKind, Resolved};
+pub use entry::{EntryError, MAX_ENTRY_PART_CHARS, PeopleEntry, PeopleKind, Resolved};
 pub use phone::{Region, email_key, handle_key, phone_key, readable_handle};
 
 /// The file name of every Contacts store (root and per account).
@@ -140,14 +140,15 @@ pub enum ContactsProblemKind {
 }
 
 impl ContactsProblemKind {
-    /// A short name for status lines: `not_found`, `unreadable`, `locked`, `corrupt`, `schema`.
+    /// A few words for status lines and the log: `not found`, `unreadable`, `locked`,
+    /// `corrupt`, `not a Contacts store`.
     pub fn name(self) -> &'static str {
         match self {
-            ContactsProblemKind::NotFound => "not_found",
+            ContactsProblemKind::NotFound => "not found",
             ContactsProblemKind::Unreadable => "unreadable",
             ContactsProblemKind::Locked => "locked",
             ContactsProblemKind::Corrupt => "corrupt",
-            ContactsProblemKind::Schema => "schema",
+            ContactsProblemKind::Schema => "not a Contacts store",
         }
     }
 }

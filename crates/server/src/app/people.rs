@@ -125,10 +125,21 @@ pub fn search_people(handle: &Handle, query: &str) -> Result<Vec<PersonHit>, App
         .collect())
 }
 
+/// A name as an entry's label: the id decides what an entry names, and the label must read
+/// back (no control characters, at most the entry's length).
+fn entry_label(name: &str) -> String {
+    let label = sanitize(name, tidings_core::contacts::MAX_ENTRY_PART_CHARS);
+    if label.is_empty() {
+        "(no name)".to_owned()
+    } else {
+        label
+    }
+}
+
 fn person_hit(p: &Person) -> PersonHit {
     let entry = PeopleEntry {
         kind: PeopleKind::Person,
-        name: p.name.clone(),
+        name: entry_label(&p.name),
         id: Some(p.id.clone()),
     };
     PersonHit {
@@ -157,7 +168,7 @@ pub fn list_groups(handle: &Handle) -> Vec<GroupHit> {
             members: g.members.len(),
             entry: PeopleEntry {
                 kind: PeopleKind::Group,
-                name: g.name.clone(),
+                name: entry_label(&g.name),
                 id: Some(g.id.clone()),
             }
             .to_string(),
