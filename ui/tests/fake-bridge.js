@@ -118,11 +118,20 @@ export function installFakeBridge(seed) {
         const r = resolve(p);
         return { entry, kind: p.kind, label: r.name ?? p.name, state: r.state };
       });
-      const words = t.entries.map((e) => (e.kind === "group" ? `the ${e.label} group` : e.label));
-      t.summary = t.allow.length ? `from ${words[0]}${t.allow.length > 1 ? ` and ${t.allow.length - 1} more` : ""}` : "from nobody";
-      t.reach = t.enabled && t.allow.length
-        ? `Agents can receive ${t.name === "mail.received" ? "mail" : "messages"} from ${words.join(", ")}; nothing else. Never the body.`
-        : `Agents receive no ${t.name === "mail.received" ? "mail" : "messages"}.`;
+      const noun = t.name === "mail.received" ? "mail" : "messages";
+      const word = (e) => (e.kind === "group" ? `the group ${e.label}` : e.label);
+      t.summary = t.allow.length ? `from ${t.entries[0].label}${t.allow.length > 1 ? ` and ${t.allow.length - 1} more` : ""}` : "from nobody";
+      // As the engine's reach sentence: entries that stand for nobody are counted, not named.
+      const live = t.entries.filter((e) => e.state === "ok");
+      const lost = t.entries.length - live.length;
+      const nobody = lost === 0 ? "" : lost === 1
+        ? " (1 person or group entry is not found in Contacts and matches nobody)"
+        : ` (${lost} person or group entries are not found in Contacts and match nobody)`;
+      t.reach = !t.enabled || !t.allow.length
+        ? `Agents receive no ${noun}.`
+        : live.length
+          ? `Agents can receive ${noun} from ${live.map(word).join(", ")}; nothing else${nobody}. Never the body.`
+          : `Agents receive no ${noun}: no entry matches anyone${nobody}.`;
     }
   }
   function settingsChanged() {

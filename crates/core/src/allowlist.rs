@@ -213,8 +213,14 @@ pub fn check_allowlist(ty: EventType, entries: &[String]) -> Result<Vec<AllowEnt
     Ok(out)
 }
 
-/// What an agent can see of `ty`, in one plain sentence for the settings window.
-pub fn reach_sentence(ty: EventType, settings: &EventSettings) -> String {
+/// What an agent can see of `ty`, in one plain sentence for the settings window. A person or
+/// group entry that stands for nobody now (`contacts` says which) is not named as a sender:
+/// the sentence counts it apart.
+pub fn reach_sentence(
+    ty: EventType,
+    settings: &EventSettings,
+    contacts: &ContactsInForce,
+) -> String {
     let (title, noun) = words(ty);
     if !settings.enabled {
         return format!("{title} is off: no agent receives any.");
@@ -227,13 +233,24 @@ pub fn reach_sentence(ty: EventType, settings: &EventSettings) -> String {
              to limit who can reach them. Never the body."
         );
     }
-    let mut parts: Vec<String> = settings
+    let (live, unresolved): (Vec<&AllowEntry>, Vec<&AllowEntry>) = settings
         .allow
         .iter()
+        .partition(|e| entry_state(e, contacts) == EntryState::Ok);
+    let nobody = match unresolved.len() {
+        0 => String::new(),
+        1 => " (1 person or group entry is not found in Contacts and matches nobody)".to_owned(),
+        n => format!(" ({n} person or group entries are not found in Contacts and match nobody)"),
+    };
+    if live.is_empty() {
+        return format!("Agents receive no {noun}: no entry matches anyone{nobody}.");
+    }
+    let mut parts: Vec<String> = live
+        .iter()
         .take(NAMED_IN_SENTENCE)
-        .map(phrase)
+        .map(|e| phrase(e))
         .collect();
-    let rest = settings.allow.len().saturating_sub(NAMED_IN_SENTENCE);
+    let rest = live.len().saturating_sub(NAMED_IN_SENTENCE);
     if rest > 0 {
         parts.push(format!(
             "from {rest} more {}",
@@ -241,7 +258,7 @@ pub fn reach_sentence(ty: EventType, settings: &EventSettings) -> String {
         ));
     }
     format!(
-        "Agents can receive {noun} {}; nothing else. Never the body.",
+        "Agents can receive {noun} {}; nothing else{nobody}. Never the body.",
         join_and(&parts)
     )
 }
@@ -361,26 +378,31 @@ mod tests {
     #[test]
     fn the_reach_sentence_says_what_an_agent_can_see() {
         let ty = EventType::MailReceived;
+        let none = ContactsInForce::default();
         assert_eq!(
-            reach_sentence(ty, &EventSettings::default()),
+            reach_sentence(ty, &EventSettings::default(), &none),
             "Mail is off: no agent receives any."
         );
         assert_eq!(
-            reach_sentence(ty, &entries(&["acme.com", "ana@example.org"])),
+            reach_sentence(ty, &entries(&["acme.com", "ana@example.org"]), &none),
             "Agents can receive mail from anyone at acme.com and from ana@example.org; nothing \
              else. Never the body."
         );
-        let open = reach_sentence(EventType::MessagesReceived, &entries(&[]));
+        let open = reach_sentence(EventType::MessagesReceived, &entries(&[]), &none);
         assert!(open.starts_with("Agents can receive messages from any sender they name"));
         let seven = entries(&[
             "a.com", "b.com", "c.com", "d.com", "e.com", "f.com", "+1202*",
         ]);
-        let s = reach_sentence(EventType::MessagesReceived, &seven);
+        let s = reach_sentence(EventType::MessagesReceived, &seven, &none);
         assert!(
             s.contains("from anyone at e.com and from 2 more entries;"),
             "{s}"
         );
-        let s = reach_sentence(EventType::MessagesReceived, &entries(&["+1202*", "no*"]));
+        let s = reach_sentence(
+            EventType::MessagesReceived,
+            &entries(&["+1202*", "no*"]),
+            &none,
+        );
         assert!(
             s.contains("from numbers starting +1202 and from addresses starting no;"),
             "{s}"
@@ -451,10 +473,17 @@ mod tests {
             (view.kind, view.label.as_str()),
             (AllowKind::Person, "Ana Ruiz")
         );
+        // Neither is in Contacts: named apart, not as senders.
         assert_eq!(
-            reach_sentence(mail, &s.mail),
-            "Agents can receive mail from anyone at acme.com, from Ana Ruiz and from the group \
-             Family; nothing else. Never the body."
+            reach_sentence(mail, &s.mail, &s.contacts),
+            "Agents can receive mail from anyone at acme.com; nothing else (2 person or group \
+             entries are not found in Contacts and match nobody). Never the body."
+        );
+        s.mail.allow.remove(0);
+        assert_eq!(
+            reach_sentence(mail, &s.mail, &s.contacts),
+            "Agents receive no mail: no entry matches anyone (2 person or group entries are not \
+             found in Contacts and match nobody)."
         );
         assert_eq!(allow_summary(&entries(&["group: Family"])), "from Family");
     }

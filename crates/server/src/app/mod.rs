@@ -242,7 +242,7 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
                 enabled: t.enabled,
                 allow: t.allow.iter().map(ToString::to_string).collect(),
                 backfill_days: t.backfill_days,
-                reach: allowlist::reach_sentence(ty, t),
+                reach: allowlist::reach_sentence(ty, t, &settings.contacts),
                 summary: allowlist::allow_summary(t),
                 entries: people::entry_views(&settings, ty),
                 names: t.contact_names,
