@@ -218,7 +218,7 @@ async fn gather(home: &Path, settings_path: &Path, socket: &Path) -> Findings {
 /// The Contacts stores read by this process, in the daemon's terms (no card is kept).
 fn local_contacts(home: &Path) -> tidings_server::state::ContactsState {
     let source = tidings_server::daemon::ContactsSource::for_user(home);
-    let contacts = tidings_core::contacts::load(&source.paths, &source.region);
+    let contacts = source.load();
     tidings_server::state::ContactsState {
         stores_read: contacts.stores_read(),
         problem: contacts

@@ -20,7 +20,7 @@ mod read;
 mod schema;
 
 pub use entry::{EntryError, MAX_ENTRY_PART_CHARS, PeopleEntry, PeopleKind, Resolved};
-pub use phone::{Region, email_key, handle_key, phone_key, readable_handle};
+pub use phone::{PhoneCache, Region, email_key, handle_key, phone_key, readable_handle};
 
 /// The file name of every Contacts store (root and per account).
 pub const STORE_NAME: &str = "AddressBook-v22.abcddb";
@@ -170,6 +170,12 @@ pub struct Contacts {
 /// Read every store under `paths`, numbers read in `region`. Never fails: a store that cannot
 /// be read is a problem in the result, the others still load.
 pub fn load(paths: &ContactsPaths, region: &Region) -> Contacts {
+    load_cached(paths, region, &mut PhoneCache::default())
+}
+
+/// [`load`], reading each number the last load through `cache` read from the cache: a reader
+/// that keeps Contacts warm passes the same cache each time.
+pub fn load_cached(paths: &ContactsPaths, region: &Region, cache: &mut PhoneCache) -> Contacts {
     let stores = paths.stores();
     let mut people = Vec::new();
     let mut groups = Vec::new();
@@ -183,7 +189,7 @@ pub fn load(paths: &ContactsPaths, region: &Region) -> Contacts {
         });
     }
     for path in stores {
-        match read::read_store(&path, region) {
+        match read::read_store(&path, region, cache) {
             Ok(store) => {
                 read_ok += 1;
                 people.extend(store.people);
@@ -192,6 +198,7 @@ pub fn load(paths: &ContactsPaths, region: &Region) -> Contacts {
             Err(problem) => problems.push(problem),
         }
     }
+    cache.finish();
     Contacts::from_parts(people, groups, problems, read_ok)
 }
 

@@ -6,6 +6,8 @@
 //! E.164: libphonenumber's metadata (the `phonenumber` crate) reads it the way the phone would
 //! dial it. See docs/decisions/people.md, "Matching handles to cards".
 
+use std::collections::HashMap;
+
 use phonenumber::Mode;
 use phonenumber::country::Id;
 
@@ -50,6 +52,41 @@ fn is_separator(c: char) -> bool {
         c,
         ' ' | '-' | '(' | ')' | '.' | '/' | '\u{a0}' | '\u{2011}' | '\u{2012}'
     )
+}
+
+/// The numbers the last load read, and their keys: turning a typed number into E.164 is most
+/// of a load's time, and a reload (after any edit in Contacts) finds nearly all of them again.
+/// Holds only what the latest load saw, so it never outgrows the address book.
+#[derive(Debug, Default)]
+pub struct PhoneCache {
+    region: Option<Region>,
+    last: HashMap<String, Option<String>>,
+    this: HashMap<String, Option<String>>,
+}
+
+impl PhoneCache {
+    /// [`phone_key`] of `written` in `region`, from the last load when it read the same text.
+    pub(super) fn key(&mut self, written: &str, region: &Region) -> Option<String> {
+        if self.region.as_ref() != Some(region) {
+            self.region = Some(region.clone());
+            self.last.clear();
+            self.this.clear();
+        }
+        if let Some(key) = self.this.get(written) {
+            return key.clone();
+        }
+        let key = match self.last.remove(written) {
+            Some(key) => key,
+            None => phone_key(written, region),
+        };
+        self.this.insert(written.to_owned(), key.clone());
+        key
+    }
+
+    /// A load is over: what it read is what the next one looks up.
+    pub(super) fn finish(&mut self) {
+        self.last = std::mem::take(&mut self.this);
+    }
 }
 
 /// A phone number as written on a card to its store form, in `region`: E.164 for a number
@@ -149,6 +186,41 @@ pub fn readable_handle(handle: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_answers_as_phone_key_and_keeps_only_the_last_load() {
+        let us = Region::parse("US").unwrap();
+        let gb = Region::parse("GB").unwrap();
+        let mut cache = PhoneCache::default();
+        for written in ["(202) 555-0101", "56249", "not a number", "07700 900123"] {
+            assert_eq!(
+                cache.key(written, &us),
+                phone_key(written, &us),
+                "{written}"
+            );
+        }
+        cache.finish();
+        // The next load: the same text gives the same key, a new text is read.
+        assert_eq!(
+            cache.key("(202) 555-0101", &us).as_deref(),
+            Some("+12025550101")
+        );
+        assert_eq!(
+            cache.key("(202) 555-0143", &us).as_deref(),
+            Some("+12025550143")
+        );
+        cache.finish();
+        assert_eq!(cache.last.len(), 2, "only what the last load read");
+        // Another region reads the same text again, in that region.
+        assert_eq!(
+            cache.key("07700 900123", &gb).as_deref(),
+            Some("+447700900123")
+        );
+        assert_eq!(
+            cache.key("07700 900123", &gb),
+            phone_key("07700 900123", &gb)
+        );
+    }
 
     fn us() -> Region {
         Region::parse("us").unwrap()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::phone::{email_key, phone_key};
+use super::phone::{PhoneCache, email_key};
 use super::schema::{Entities, columns, has_table, sql_list};
 use super::{ContactsProblem, ContactsProblemKind, Group, Handle, Person, Region};
 
@@ -31,7 +31,11 @@ pub(super) struct Store {
 }
 
 /// Read one store, or say why it cannot be read.
-pub(super) fn read_store(path: &Path, region: &Region) -> Result<Store, ContactsProblem> {
+pub(super) fn read_store(
+    path: &Path,
+    region: &Region,
+    cache: &mut PhoneCache,
+) -> Result<Store, ContactsProblem> {
     let problem = |kind, detail: &str| ContactsProblem {
         path: path.to_path_buf(),
         kind,
@@ -59,7 +63,7 @@ pub(super) fn read_store(path: &Path, region: &Region) -> Result<Store, Contacts
     }
     let read = open(path).and_then(|conn| {
         let tx = conn.unchecked_transaction().map_err(Err)?;
-        let store = read_all(&tx, region)?;
+        let store = read_all(&tx, region, cache)?;
         tx.finish().map_err(Err)?;
         Ok(store)
     });
@@ -115,7 +119,7 @@ fn open(path: &Path) -> ReadResult<Connection> {
     Ok(conn)
 }
 
-fn read_all(conn: &Connection, region: &Region) -> ReadResult<Store> {
+fn read_all(conn: &Connection, region: &Region, cache: &mut PhoneCache) -> ReadResult<Store> {
     let ents = Entities::read(conn)?;
     if !has_table(conn, "ZABCDRECORD").map_err(Err)? {
         return Err(Ok("no ZABCDRECORD table".to_owned()));
@@ -189,7 +193,7 @@ fn read_all(conn: &Connection, region: &Region) -> ReadResult<Store> {
             };
             let p = &mut people[i];
             if phone {
-                let key = phone_key(&written, region);
+                let key = cache.key(&written, region);
                 p.phones.push(Handle { written, key });
             } else {
                 let key = email_key(&written);

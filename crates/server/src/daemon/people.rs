@@ -2,16 +2,16 @@
 //! the settings in force so that person and group entries match who they name now.
 //!
 //! The stores are checked by their files' sizes and times once a [`CONTACTS_CHECK`]; a change
-//! is read whole on a blocking thread (a 20,000-card store reads in tens of milliseconds, see
-//! docs/benchmarks.md) and, when what it holds differs, published like a settings edit: every
+//! is read whole on a blocking thread (numbers the last read saw are not parsed again; see
+//! docs/benchmarks.md, "Contacts") and, when what it holds differs, published like a settings edit: every
 //! stream rebuilds its subscription, so a number added to an allowed card is allowed from the
 //! next commit on and a member removed from an allowed group no longer is.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use tidings_core::contacts::{self, Contacts, ContactsPaths, Region};
+use tidings_core::contacts::{self, Contacts, ContactsPaths, PhoneCache, Region};
 
 use super::Daemon;
 use crate::sync::lock;
@@ -27,6 +27,8 @@ pub struct ContactsSource {
     pub paths: ContactsPaths,
     /// The user's region.
     pub region: Region,
+    /// The numbers the last read turned into E.164, so a reload reads only new ones.
+    cache: Arc<Mutex<PhoneCache>>,
 }
 
 impl ContactsSource {
@@ -35,6 +37,7 @@ impl ContactsSource {
         ContactsSource {
             paths: ContactsPaths::for_home(home),
             region,
+            cache: Arc::default(),
         }
     }
 
@@ -60,8 +63,9 @@ impl ContactsSource {
         ContactsSource::for_home(home, region)
     }
 
-    fn load(&self) -> Contacts {
-        contacts::load(&self.paths, &self.region)
+    /// Read every store now.
+    pub fn load(&self) -> Contacts {
+        contacts::load_cached(&self.paths, &self.region, &mut lock(&self.cache))
     }
 
     /// What the files look like now: each store and its `-wal`, with size and modified time.
