@@ -145,30 +145,30 @@ pub(super) fn resolve(contacts: &Contacts, entry: &PeopleEntry) -> Resolved {
         (PeopleKind::Group, Some(id)) => contacts
             .group(id)
             .map_or_else(not_found, |g| group_handles(contacts, g)),
-        (PeopleKind::Person, None) => {
-            let same: Vec<_> = contacts
-                .people()
-                .iter()
-                .filter(|p| same_name(&p.name, &entry.name))
-                .collect();
-            match same.as_slice() {
-                [] => not_found(),
-                [one] => Resolved::Handles(one.keys()),
-                many => Resolved::Ambiguous(many.len()),
-            }
-        }
-        (PeopleKind::Group, None) => {
-            let same: Vec<_> = contacts
-                .groups()
-                .iter()
-                .filter(|g| same_name(&g.name, &entry.name))
-                .collect();
-            match same.as_slice() {
-                [] => not_found(),
-                [one] => group_handles(contacts, one),
-                many => Resolved::Ambiguous(many.len()),
-            }
-        }
+        (PeopleKind::Person, None) => match by_name(contacts.people(), |p| &p.name, &entry.name) {
+            Ok(one) => Resolved::Handles(one.keys()),
+            Err(0) => not_found(),
+            Err(many) => Resolved::Ambiguous(many),
+        },
+        (PeopleKind::Group, None) => match by_name(contacts.groups(), |g| &g.name, &entry.name) {
+            Ok(one) => group_handles(contacts, one),
+            Err(0) => not_found(),
+            Err(many) => Resolved::Ambiguous(many),
+        },
+    }
+}
+
+/// The one item called `name` (case-insensitive), or how many are: 0, or several.
+fn by_name<'a, T>(
+    items: &'a [T],
+    name_of: impl Fn(&T) -> &str,
+    name: &str,
+) -> Result<&'a T, usize> {
+    let mut same = items.iter().filter(|i| same_name(name_of(i), name));
+    match (same.next(), same.next()) {
+        (Some(one), None) => Ok(one),
+        (None, _) => Err(0),
+        (Some(_), Some(_)) => Err(2 + same.count()),
     }
 }
 
