@@ -215,17 +215,10 @@ async fn gather(home: &Path, settings_path: &Path, socket: &Path) -> Findings {
     }
 }
 
-/// The Contacts stores read by this process, in the daemon's terms (no card is kept).
+/// The Contacts stores read by this process, as the daemon reports them (no card is kept).
 fn local_contacts(home: &Path) -> tidings_server::state::ContactsState {
     let source = tidings_server::daemon::ContactsSource::for_user(home);
-    let contacts = source.load();
-    tidings_server::state::ContactsState {
-        stores_read: contacts.stores_read(),
-        problem: contacts
-            .problems()
-            .first()
-            .map(|p| format!("{}: {} ({})", p.path.display(), p.kind.name(), p.detail)),
-    }
+    tidings_server::state::ContactsState::of(&source.load())
 }
 
 /// Every host with a Tidings entry, checked the way the host would start it. The checks run

@@ -97,16 +97,10 @@ pub(super) fn entry_views(settings: &tidings_core::Settings, ty: EventType) -> V
 
 /// The Contacts stores as last read, in the window's terms.
 pub(super) fn contacts_view(contacts: &Contacts) -> ContactsView {
+    let state = crate::state::ContactsState::of(contacts);
     ContactsView {
-        readable: contacts.stores_read() > 0,
-        problem: contacts.problems().first().map(|p| {
-            format!(
-                "{}: {} ({})",
-                crate::home::home_relative(&p.path),
-                p.kind.name(),
-                crate::home::without_home(&p.detail)
-            )
-        }),
+        readable: state.stores_read > 0,
+        problem: state.problem,
     }
 }
 

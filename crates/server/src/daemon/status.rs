@@ -43,24 +43,9 @@ impl Daemon {
             clients: self.inner.clients.snapshot(),
             paused_until_ms: self.paused_until_ms(),
             full_disk_access: FullDiskAccess::Unknown,
-            contacts: self.contacts_state(),
+            contacts: ContactsState::of(&self.contacts()),
         }
         .with_full_disk_access(self.last_access_version().as_deref(), super::build_id())
-    }
-
-    fn contacts_state(&self) -> ContactsState {
-        let contacts = self.contacts();
-        ContactsState {
-            stores_read: contacts.stores_read(),
-            problem: contacts.problems().first().map(|p| {
-                format!(
-                    "{}: {} ({})",
-                    home_relative(&p.path),
-                    p.kind.name(),
-                    without_home(&p.detail)
-                )
-            }),
-        }
     }
 
     fn type_state(&self, ty: EventType, settings: &Settings) -> TypeState {

@@ -71,6 +71,24 @@ pub struct ContactsState {
     pub problem: Option<String>,
 }
 
+impl ContactsState {
+    /// What `contacts` say of their stores, the problem's file home-relative and its detail
+    /// without the home (any socket client may read `State`).
+    pub fn of(contacts: &tidings_core::contacts::Contacts) -> ContactsState {
+        ContactsState {
+            stores_read: contacts.stores_read(),
+            problem: contacts.problems().first().map(|p| {
+                format!(
+                    "{}: {} ({})",
+                    crate::home::home_relative(&p.path),
+                    p.kind.name(),
+                    crate::home::without_home(&p.detail)
+                )
+            }),
+        }
+    }
+}
+
 impl State {
     /// This state with [`full_disk_access`](State::full_disk_access) worked out from the
     /// stores: any store refused is Missing (Stale when `last_granted`, the version that last
