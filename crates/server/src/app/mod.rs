@@ -9,7 +9,7 @@
 use serde::Serialize;
 use tidings_core::EventType;
 use tidings_core::allowlist::{self, AllowKind};
-use tidings_core::settings::{ContactsInForce, MAX_BACKFILL_DAYS, NotificationKind};
+use tidings_core::settings::{MAX_BACKFILL_DAYS, NotificationKind};
 
 use crate::clients::Delivery;
 use crate::daemon::DaemonError;
@@ -228,11 +228,7 @@ pub async fn settings_view(handle: &Handle) -> SettingsView {
 }
 
 fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) -> SettingsView {
-    let contacts = handle.daemon().contacts();
-    let settings = tidings_core::Settings {
-        contacts: ContactsInForce(Some(contacts.clone())),
-        ..handle.settings()
-    };
+    let settings = handle.daemon().settings_with_contacts();
     let types = EventType::ALL
         .into_iter()
         .map(|ty| {
@@ -273,7 +269,7 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
         first_run: handle.first_run(),
         connect_snippet: connect_snippet(handle.socket_path()),
         start_at_login: login,
-        contacts: people::contacts_view(&contacts),
+        contacts: people::contacts_view(&handle.daemon().contacts()),
     }
 }
 

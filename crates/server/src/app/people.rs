@@ -220,11 +220,8 @@ pub async fn recent_senders(
     .await
     .map_err(|e| AppError::Recent(e.to_string()))?
     .map_err(|e| AppError::Recent(crate::home::without_home(&e.to_string())))?;
+    let settings = handle.daemon().settings_with_contacts();
     let contacts = handle.daemon().contacts();
-    let settings = tidings_core::Settings {
-        contacts: tidings_core::settings::ContactsInForce(Some(contacts.clone())),
-        ..handle.settings()
-    };
     let allow = settings.allowlist(ty);
     Ok(rows
         .into_iter()

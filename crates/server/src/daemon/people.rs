@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use tidings_core::contacts::{self, Contacts, ContactsPaths, PhoneCache, Region};
+use tidings_core::settings::ContactsInForce;
 
 use super::Daemon;
 use crate::sync::lock;
@@ -90,6 +91,15 @@ impl Daemon {
     /// The Contacts as last read.
     pub fn contacts(&self) -> Arc<Contacts> {
         lock(&self.inner.contacts).clone()
+    }
+
+    /// The settings as configured (whatever a pause hides) with the Contacts as last read:
+    /// what each person and group entry stands for now.
+    pub fn settings_with_contacts(&self) -> tidings_core::Settings {
+        tidings_core::Settings {
+            contacts: ContactsInForce(Some(self.contacts())),
+            ..(*self.configured()).clone()
+        }
     }
 
     /// Read the Contacts stores again now; when what they hold changed, publish it (streams

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tidings_core::descriptor::enabled_descriptors;
-use tidings_core::settings::{ContactsInForce, SettingsError};
+use tidings_core::settings::SettingsError;
 use tidings_core::{Engine, EventType, Settings};
 use tokio::sync::watch;
 
@@ -88,8 +88,7 @@ impl Daemon {
     /// read and every type off while paused, become the settings in force; clients see the difference (streams, lists,
     /// `list_changed`). Called with `settings_lock` held.
     pub(super) fn publish_locked(&self) {
-        let mut next = (*self.configured()).clone();
-        next.contacts = ContactsInForce(Some(self.contacts()));
+        let mut next = self.settings_with_contacts();
         if self.paused_until_ms().is_some() {
             for ty in EventType::ALL {
                 next.for_type_mut(ty).enabled = false;

@@ -27,7 +27,7 @@ const STATE_COALESCE: Duration = Duration::from_millis(20);
 impl Daemon {
     /// The state now, built fresh; never blocks on a store (the hub's last check is used).
     pub fn state(&self) -> State {
-        let settings = self.configured();
+        let settings = self.settings_with_contacts();
         let types = EventType::ALL
             .into_iter()
             .map(|ty| self.type_state(ty, &settings))
@@ -61,11 +61,10 @@ impl Daemon {
             None => (StoreAccess::NotChecked, None),
         };
         let type_settings = settings.for_type(ty);
-        let contacts = ContactsInForce(Some(self.contacts()));
         TypeState {
             name: ty.name().to_owned(),
             enabled: type_settings.enabled,
-            allowlist: allowlist_summary(&type_settings.allow, &contacts),
+            allowlist: allowlist_summary(&type_settings.allow, &settings.contacts),
             backfill_days: type_settings.backfill_days,
             store: StoreState {
                 // Any socket client (an agent too) may ask: paths are shown home-relative.
