@@ -27,10 +27,13 @@ const STATE_COALESCE: Duration = Duration::from_millis(20);
 impl Daemon {
     /// The state now, built fresh; never blocks on a store (the hub's last check is used).
     pub fn state(&self) -> State {
-        let settings = self.settings_with_contacts();
+        // The configured settings are shared, not copied: the state is rebuilt on every
+        // delivery burst.
+        let settings = self.configured();
+        let contacts = ContactsInForce(Some(self.contacts()));
         let types = EventType::ALL
             .into_iter()
-            .map(|ty| self.type_state(ty, &settings))
+            .map(|ty| self.type_state(ty, &settings, &contacts))
             .collect();
         State {
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -48,7 +51,12 @@ impl Daemon {
         .with_full_disk_access(self.last_access_version().as_deref(), super::build_id())
     }
 
-    fn type_state(&self, ty: EventType, settings: &Settings) -> TypeState {
+    fn type_state(
+        &self,
+        ty: EventType,
+        settings: &Settings,
+        contacts: &ContactsInForce,
+    ) -> TypeState {
         let hub = &self.inner.hub;
         let scan_error = self.inner.engine.last_scan_error(ty);
         // A stamp can work while every scan fails: the scan's error then tells.
@@ -64,7 +72,7 @@ impl Daemon {
         TypeState {
             name: ty.name().to_owned(),
             enabled: type_settings.enabled,
-            allowlist: allowlist_summary(&type_settings.allow, &settings.contacts),
+            allowlist: allowlist_summary(&type_settings.allow, contacts),
             backfill_days: type_settings.backfill_days,
             store: StoreState {
                 // Any socket client (an agent too) may ask: paths are shown home-relative.
