@@ -30,6 +30,11 @@ const HEADER: &str = "\
 #   agent: primary, transactions, updates (Mail only), promotions. Absent or []: every one.
 # [notifications] enabled = true|false   whether Tidings may notify you at all, and one
 #   switch per kind: first_subscription, full_disk_access, store_rebuilt, settings_rejected
+# [agents] new = \"ask\"|\"allow\"|\"deny\"   what a program never seen before gets (ask: the
+#   app asks you; with no app to ask, it is refused). [agents.known.ID] is one program's
+#   grant: identity (what it is, found by Tidings), access = \"allow\"|\"deny\", and per type
+#   mail = true|false|[\"example.com\"] (a list keeps only those entries of [mail] allow).
+#   `tidings agents` lists them.
 ";
 
 impl Settings {

@@ -4,7 +4,7 @@
 //! loopback HTTP endpoint off), its errors (`settings/error.rs`), the file it is saved in
 //! (`settings/file.rs`: read, parse, the text to write), the in-place edit that keeps the
 //! file's comments (`settings/edit.rs`) and which changes widen what agents see
-//! (`settings/widen.rs`). Core never writes the file: the caller writes the text
+//! (`settings/widen.rs`), and each agent's grant (`settings/agents.rs`). Core never writes the file: the caller writes the text
 //! [`Settings::file_text`] gives it.
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -15,12 +15,17 @@ use serde::{Deserialize, Serialize};
 use crate::event::{Category, EventType};
 use crate::filter::SenderPattern;
 
+mod agents;
 mod allow;
 mod edit;
 mod error;
 mod file;
 mod widen;
 
+pub use agents::{
+    Access, AgentDecision, AgentGrant, AgentsSettings, MAX_AGENT_ID, MAX_KNOWN_AGENTS, NewAgents,
+    TypeGrant, valid_id,
+};
 pub use allow::{AllowEntry, AllowEntryError, ContactsInForce};
 pub use error::SettingsError;
 
@@ -39,6 +44,8 @@ pub struct Settings {
     pub channel: ChannelSettings,
     /// The app's notifications (`[notifications]`).
     pub notifications: NotificationSettings,
+    /// Each agent's grant, and what a new one gets (`[agents]`).
+    pub agents: AgentsSettings,
     /// The Contacts that person and group entries resolve against: loaded by the daemon,
     /// never saved.
     #[serde(skip)]

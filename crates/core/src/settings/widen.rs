@@ -5,7 +5,9 @@
 //! The rule is conservative: anything not known to narrow counts as widening, and each field
 //! is named below, so a new field does not compile until someone decides which way it goes.
 
-use super::{EventSettings, HttpSettings, Settings};
+use super::{
+    Access, AgentGrant, AgentsSettings, EventSettings, HttpSettings, NewAgents, Settings, TypeGrant,
+};
 
 impl Settings {
     /// Whether `self` lets agents see anything `applied` does not. A type or the HTTP
@@ -28,10 +30,67 @@ impl Settings {
             // Loaded by the daemon, not edited by hand: a people entry that gains a handle
             // widens by the user's own edit in Contacts.
             contacts: _,
+            agents,
         } = self;
         type_widens(mail, &applied.mail)
             || type_widens(messages, &applied.messages)
             || http_widens(http, &applied.http)
+            || agents_widen(agents, &applied.agents)
+    }
+}
+
+/// Agents widen when new ones get more than before (deny < ask < allow), or a known agent's
+/// grant is anything but the same or narrower; forgetting an agent hands it to `new`, which
+/// widens unless `new` denies.
+fn agents_widen(new: &AgentsSettings, old: &AgentsSettings) -> bool {
+    let AgentsSettings {
+        new: new_default,
+        known,
+    } = new;
+    let rank = |n: NewAgents| match n {
+        NewAgents::Deny => 0,
+        NewAgents::Ask => 1,
+        NewAgents::Allow => 2,
+    };
+    if rank(*new_default) > rank(old.new) {
+        return true;
+    }
+    let forgotten = old
+        .known
+        .values()
+        .any(|g| new.find(&g.identity).is_none());
+    if forgotten && *new_default != NewAgents::Deny {
+        return true;
+    }
+    known.values().any(|grant| match old.find(&grant.identity) {
+        None => grant.access == Access::Allow && *new_default != NewAgents::Allow,
+        Some((_, was)) => grant_widens(grant, was),
+    })
+}
+
+fn grant_widens(new: &AgentGrant, old: &AgentGrant) -> bool {
+    let AgentGrant {
+        identity: _,
+        name: _,
+        access,
+        mail,
+        messages,
+    } = new;
+    if *access == Access::Deny {
+        return false;
+    }
+    old.access == Access::Deny
+        || type_grant_widens(mail, &old.mail)
+        || type_grant_widens(messages, &old.messages)
+}
+
+fn type_grant_widens(new: &TypeGrant, old: &TypeGrant) -> bool {
+    match (new, old) {
+        (TypeGrant::Every(false), _) | (_, TypeGrant::Every(true)) => false,
+        (TypeGrant::Every(true), _) | (TypeGrant::Senders(_), TypeGrant::Every(false)) => true,
+        (TypeGrant::Senders(now), TypeGrant::Senders(was)) => {
+            now.iter().any(|e| !was.contains(e))
+        }
     }
 }
 
@@ -269,5 +328,90 @@ allowed_origins = [\"http://localhost:5173\"]
         // From the backfill guard off, any window narrows.
         let off = changed(|s| s.messages.backfill_days = 0);
         assert!(!applied.widens(&off));
+    }
+
+    #[test]
+    fn agents_widen_when_one_gets_more() {
+        let grant = |access, mail: TypeGrant| AgentGrant {
+            identity: "exe:/usr/bin/work".into(),
+            name: "work".into(),
+            access,
+            mail,
+            messages: TypeGrant::Every(false),
+        };
+        let with = |new: NewAgents, g: Option<AgentGrant>| {
+            changed(|s| {
+                s.agents.new = new;
+                if let Some(g) = g {
+                    s.agents.known.insert("work-1a2b3c".into(), g);
+                }
+            })
+        };
+        let acme = || TypeGrant::Senders(vec![entry("acme.com")]);
+        let both = || TypeGrant::Senders(vec![entry("acme.com"), entry("ana@example.org")]);
+        let (ask, deny, allow) = (NewAgents::Ask, NewAgents::Deny, NewAgents::Allow);
+        // (what, before, after, widens)
+        let cases = [
+            ("new agents allowed", with(ask, None), with(allow, None), true),
+            ("new agents asked, not denied", with(deny, None), with(ask, None), true),
+            ("new agents denied", with(allow, None), with(deny, None), false),
+            (
+                "an agent allowed",
+                with(ask, None),
+                with(ask, Some(grant(Access::Allow, acme()))),
+                true,
+            ),
+            (
+                "an agent recorded as new agents are",
+                with(allow, None),
+                with(allow, Some(grant(Access::Allow, TypeGrant::Every(true)))),
+                false,
+            ),
+            (
+                "an agent denied",
+                with(ask, Some(grant(Access::Allow, acme()))),
+                with(ask, Some(grant(Access::Deny, acme()))),
+                false,
+            ),
+            (
+                "a denied agent allowed again",
+                with(ask, Some(grant(Access::Deny, acme()))),
+                with(ask, Some(grant(Access::Allow, acme()))),
+                true,
+            ),
+            (
+                "a sender added to a grant",
+                with(ask, Some(grant(Access::Allow, acme()))),
+                with(ask, Some(grant(Access::Allow, both()))),
+                true,
+            ),
+            (
+                "a sender removed from a grant",
+                with(ask, Some(grant(Access::Allow, both()))),
+                with(ask, Some(grant(Access::Allow, acme()))),
+                false,
+            ),
+            (
+                "a type's grant widened to every sender",
+                with(ask, Some(grant(Access::Allow, acme()))),
+                with(ask, Some(grant(Access::Allow, TypeGrant::Every(true)))),
+                true,
+            ),
+            (
+                "a denied agent forgotten, new ones asked",
+                with(ask, Some(grant(Access::Deny, acme()))),
+                with(ask, None),
+                true,
+            ),
+            (
+                "an agent forgotten, new ones denied",
+                with(deny, Some(grant(Access::Allow, acme()))),
+                with(deny, None),
+                false,
+            ),
+        ];
+        for (what, before, after, widens) in cases {
+            assert_eq!(after.widens(&before), widens, "{what}");
+        }
     }
 }
