@@ -55,6 +55,7 @@ pub mod command;
 pub mod error;
 pub mod files;
 pub mod hosts;
+pub mod identity;
 pub mod keychain;
 pub mod launcher;
 pub mod locale;

@@ -62,6 +62,12 @@ pub mod reason {
     pub const ENCODE_FAILED: &str = "encode_failed";
     /// The HTTP endpoint began stopping while the request was read.
     pub const ENDPOINT_STOPPING: &str = "endpoint_stopping";
+    /// The user denied the agent (the program behind the connection) in Tidings.
+    pub const AGENT_DENIED: &str = "agent_denied";
+    /// The agent has no grant and no one answered (or could answer) whether it may have one.
+    pub const AGENT_NOT_ALLOWED: &str = "agent_not_allowed";
+    /// Too many agents with no grant wait for the user's answer at once.
+    pub const AGENT_ASKS: &str = "agent_asks";
 }
 
 /// The `{code, message, data}` of an error response, and the `error` member of

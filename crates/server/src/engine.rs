@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::clients::Activity;
-use crate::daemon::{ContactsSource, Daemon, DaemonConfig, DaemonError, FLUSH_GRACE};
+use crate::daemon::{AgentError, ContactsSource, Daemon, DaemonConfig, DaemonError, FLUSH_GRACE};
 use crate::demo::{Demo, DemoError, DemoHome, Layout};
 use crate::http::HttpError;
 use crate::http::auth::AuthMode;
@@ -373,6 +373,39 @@ impl Handle {
         } else {
             Err(RevokeError::UnknownClient { id })
         }
+    }
+
+    /// The agents seen and the questions open about them. The app calls
+    /// [`Agents::set_prompts`](crate::agents::Agents::set_prompts) so that agents with no
+    /// grant wait for its answer under `[agents] new = "ask"` (headless, they are refused).
+    pub fn agents(&self) -> &crate::agents::Agents {
+        self.shared.daemon.agents()
+    }
+
+    /// The user's answer to agent `id`'s question (Allow, Don't Allow): saved as its grant.
+    pub fn answer_agent(&self, id: &str, allow: bool) -> Result<(), AgentError> {
+        self.shared.daemon.answer_agent(id, allow)
+    }
+
+    /// Allow or deny agent `id`; denied, its streams end with `terminated` at once and its
+    /// later requests are refused until it is allowed again.
+    pub fn set_agent_access(&self, id: &str, allow: bool) -> Result<(), AgentError> {
+        self.shared.daemon.set_agent_access(id, allow)
+    }
+
+    /// Set agent `id`'s grant of `ty`: every sender, none, or some of the type's allowlist.
+    pub fn set_agent_type(
+        &self,
+        id: &str,
+        ty: tidings_core::EventType,
+        grant: tidings_core::settings::TypeGrant,
+    ) -> Result<(), AgentError> {
+        self.shared.daemon.set_agent_type(id, ty, grant)
+    }
+
+    /// Forget agent `id`'s grant: `[agents] new` applies to it again.
+    pub fn forget_agent(&self, id: &str) -> Result<(), AgentError> {
+        self.shared.daemon.forget_agent(id)
     }
 
     /// The socket served.

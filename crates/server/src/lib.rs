@@ -28,6 +28,9 @@
 //! - [`clients`]: the registry of connections and HTTP tokens; admission (stream slots under
 //!   the caps, stream ids, the socket's connection cap); activity (subscriptions, delivery
 //!   counts, the activity log).
+//! - [`agents`]: the programs behind the connections, known by what the OS says they are:
+//!   the registry of agents seen and the questions open about them (the daemon's gate and
+//!   grants use it).
 //! - `heads`: per socket connection, one task that writes the frames of every stream of it at
 //!   a store's head, joined into one write.
 //! - `fanout`: one shared read per change for the streams at a store's head, the bound on
@@ -46,6 +49,7 @@
 //! - [`settings_file`]: `settings.toml` written: core's text, the platform's atomic write.
 //! - `sync`: the one poison-recovering lock.
 
+pub mod agents;
 pub mod app;
 pub mod clients;
 pub mod daemon;

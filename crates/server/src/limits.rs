@@ -4,6 +4,11 @@
 
 use std::time::Duration;
 
+/// How long a request of an agent with no grant waits for the user's answer by default:
+/// below the tool-call timeouts of the hosts (a minute and more), long enough to read a
+/// notification and click.
+pub const ASK_WAIT: Duration = Duration::from_secs(20);
+
 /// The limits one daemon enforces. Every default lives in [`Default`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerLimits {
@@ -45,6 +50,9 @@ pub struct ServerLimits {
     /// How often the hub re-checks each store even without a file event, to cover coalesced
     /// or missed events and to retry a watch on a directory that did not exist yet.
     pub safety_tick: Duration,
+    /// How long a request of an agent with no grant waits for the user's answer (below the
+    /// hosts' tool timeouts) before it is refused.
+    pub ask_wait: Duration,
     /// How often the hub re-checks a store while a stream waits on it, to cover a commit that
     /// becomes visible after the hub stopped following its file event (docs/architecture.md).
     pub live_check: Duration,
@@ -81,6 +89,7 @@ impl Default for ServerLimits {
             http_stop_grace: Duration::from_secs(5),
             heartbeat: Duration::from_secs(25),
             safety_tick: Duration::from_secs(30),
+            ask_wait: ASK_WAIT,
             live_check: Duration::from_secs(10),
             tool_progress: Duration::from_secs(30),
             write_deadline: WRITE_DEADLINE,

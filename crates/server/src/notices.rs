@@ -63,6 +63,14 @@ pub enum Notice {
         /// The line at fault, when known.
         line: Option<usize>,
     },
+    /// A program with no grant asks to receive events; the window has Allow and Don't Allow.
+    AgentAsks {
+        /// The agent as the OS tells it ("claude (signed by Anthropic PBC)"), never the name
+        /// it announced.
+        agent: String,
+        /// "new mail from example.com".
+        wants: String,
+    },
 }
 
 impl Notice {
@@ -73,6 +81,7 @@ impl Notice {
             Notice::FullDiskAccessMissing { .. } => NotificationKind::FullDiskAccess,
             Notice::StoreRebuilt { .. } => NotificationKind::StoreRebuilt,
             Notice::SettingsRejected { .. } => NotificationKind::SettingsRejected,
+            Notice::AgentAsks { .. } => NotificationKind::AgentAsks,
         }
     }
 
@@ -84,6 +93,7 @@ impl Notice {
             Notice::FullDiskAccessMissing { stale: true, .. } => "Full Disk Access stopped working",
             Notice::StoreRebuilt { .. } => "A store was rebuilt",
             Notice::SettingsRejected { .. } => "settings.toml rejected",
+            Notice::AgentAsks { .. } => "A program asks for your mail or messages",
         }
     }
 
@@ -112,6 +122,10 @@ impl Notice {
                 "An edit of settings.toml{} was not applied; the last good settings stay in \
                  force. `tidings doctor` says why.",
                 line.map(|l| format!(" (line {l})")).unwrap_or_default()
+            ),
+            Notice::AgentAsks { agent, wants } => format!(
+                "{} wants {wants}. Open Tidings to Allow or Don't Allow.",
+                sanitize(agent, MAX_CLIENT_CHARS * 2)
             ),
         }
     }

@@ -273,7 +273,23 @@ impl Daemon {
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let conn = ConnectionState::socket(self.clients(), self.shutdown_token(), pid);
+        // Who is behind the peer: read before a byte is served, off the runtime's threads
+        // (the walk reads the process table; on macOS it runs `codesign`).
+        let known = self.settings_arc().agents.clone();
+        let clients = self.clients().clone();
+        let agent = match tokio::task::spawn_blocking(move || {
+            clients.agents().identify(pid, &known)
+        })
+        .await
+        {
+            Ok(agent) => agent,
+            Err(error) => {
+                tracing::warn!(%error, "refused a connection whose program could not be looked up");
+                return;
+            }
+        };
+        self.agents().saw(&agent, None);
+        let conn = ConnectionState::socket(self.clients(), self.shutdown_token(), pid, agent);
         let Some(_count) = ConnectionCount::admit(self.clients(), &conn) else {
             tracing::debug!("turned a connection away: every one holds a stream");
             return;

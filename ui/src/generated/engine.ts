@@ -39,6 +39,14 @@ settings: SettingsFileState,
  */
 clients: Array<ClientState>,
 /**
+ * The agents: each with a grant in settings.toml, seen since start, or asking.
+ */
+agents: Array<AgentState>,
+/**
+ * What a never-seen agent gets (`[agents] new`).
+ */
+newAgents: NewAgents,
+/**
  * Until when every type is paused (ms since the Unix epoch): clients see every type off
  * while `types` still says what is configured. `None`: not paused.
  */
@@ -213,6 +221,10 @@ connectedSinceMs: number,
  */
 pid: number | null,
 /**
+ * The id of the agent behind it (`State.agents`), whose grant applies.
+ */
+agent: string,
+/**
  * Whether it was revoked (it gets Forbidden until it reconnects).
  */
 revoked: boolean,
@@ -278,6 +290,102 @@ storesRead: number,
  * The first store that could not be read and why (home-relative), if any.
  */
 problem: string | null, };
+
+/**
+ * One agent.
+ */
+export type AgentState = {
+/**
+ * Its id (`tidings agents allow ID`), the key of its grant in settings.toml.
+ */
+id: string,
+/**
+ * What identifies it (`exe:/usr/bin/foo`, `signed:TEAM:ID`, `token:NAME`,
+ * `unidentified`): the `identity` of its grant in settings.toml.
+ */
+identity: string,
+/**
+ * What it is: the program's name, never the name it announced.
+ */
+name: string,
+/**
+ * Who signed it (macOS), when known.
+ */
+signer: string | null,
+/**
+ * The program's path, home-relative, when known.
+ */
+program: string | null,
+/**
+ * How it was identified.
+ */
+kind: AgentKind,
+/**
+ * The names its connections announced (`clientInfo.name`): shown, never trusted.
+ */
+announced: Array<string>,
+/**
+ * What the user decided.
+ */
+access: AgentAccess,
+/**
+ * Its grant per type (for an agent with no grant: what `new = "allow"` would give).
+ */
+grants: Array<TypeGrantState>,
+/**
+ * The type of the request waiting for the user's answer, while it asks.
+ */
+asking: string | null,
+/**
+ * Open connections (socket) or tokens in use (HTTP).
+ */
+connections: number,
+/**
+ * Open streams.
+ */
+streams: number,
+/**
+ * Events delivered to it since Tidings started.
+ */
+delivered: number,
+/**
+ * When it last connected or made a request (ms since the Unix epoch); `None`: not seen
+ * since Tidings started.
+ */
+lastSeenMs: number | null, };
+
+/**
+ * How an agent was identified.
+ */
+export type AgentKind = "program" | "signed" | "token" | "unidentified";
+
+/**
+ * What the user decided about an agent.
+ */
+export type AgentAccess = "allowed" | "denied" | "asking" | "new";
+
+/**
+ * One type's part of an agent's grant.
+ */
+export type TypeGrantState = {
+/**
+ * The event type's wire name.
+ */
+eventType: string,
+/**
+ * Whether the agent may receive it at all.
+ */
+granted: boolean,
+/**
+ * How many of the type's allowlist entries it keeps; `None`: every sender the type lets
+ * through.
+ */
+senders: number | null, };
+
+/**
+ * What a never-seen agent gets.
+ */
+export type NewAgents = "ask" | "allow" | "deny";
 
 /**
  * The settings window's whole view of the settings.
@@ -400,7 +508,7 @@ enabled: boolean, };
 /**
  * The kinds of notification, each with its own switch in [`NotificationSettings`].
  */
-export type NotificationKind = "first_subscription" | "full_disk_access" | "store_rebuilt" | "settings_rejected";
+export type NotificationKind = "first_subscription" | "full_disk_access" | "store_rebuilt" | "settings_rejected" | "agent_asks";
 
 /**
  * Start at login, as the window and the menu show it.

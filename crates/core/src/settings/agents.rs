@@ -144,9 +144,7 @@ impl AgentsSettings {
     /// What the file decides for the agent `identity`.
     pub fn decision(&self, identity: &str) -> AgentDecision<'_> {
         match self.find(identity) {
-            Some((id, grant)) if grant.access == Access::Allow => {
-                AgentDecision::Granted(id, grant)
-            }
+            Some((id, grant)) if grant.access == Access::Allow => AgentDecision::Granted(id, grant),
             Some((id, _)) => AgentDecision::Denied(id),
             None => AgentDecision::Unknown(self.new),
         }
@@ -159,6 +157,7 @@ impl Settings {
     /// has no allowlist), and is off when none is left. `None` (an agent let in by
     /// `new = "allow"`, or one waiting for the user's answer) sees the settings unchanged;
     /// a denied agent is refused before it gets here, and sees every type off anyway.
+    #[must_use]
     pub fn for_agent(&self, grant: Option<&AgentGrant>) -> Settings {
         let mut out = self.clone();
         let Some(grant) = grant else {
@@ -191,20 +190,11 @@ impl Settings {
 }
 
 /// `[agents]` as written, checked into [`AgentsSettings`].
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct RawAgents {
     new: NewAgents,
     known: BTreeMap<String, AgentGrant>,
-}
-
-impl Default for RawAgents {
-    fn default() -> RawAgents {
-        RawAgents {
-            new: NewAgents::default(),
-            known: BTreeMap::new(),
-        }
-    }
 }
 
 impl TryFrom<RawAgents> for AgentsSettings {
@@ -343,7 +333,10 @@ access = \"deny\"
         s.mail.allow = vec![AllowEntry::parse("ana@example.org").unwrap()];
         let (_, work) = s.agents.find("exe:/usr/bin/work").unwrap();
         let seen = s.for_agent(Some(work));
-        assert!(!seen.mail.enabled, "nothing of the grant is on the allowlist");
+        assert!(
+            !seen.mail.enabled,
+            "nothing of the grant is on the allowlist"
+        );
         // A type with no allowlist is bounded by the grant's list.
         s.mail.allow.clear();
         let (_, work) = s.agents.find("exe:/usr/bin/work").unwrap();
@@ -355,7 +348,10 @@ access = \"deny\"
     fn bad_agent_tables_are_errors_naming_the_fix() {
         let cases = [
             ("[agents]\nnew = \"maybe\"\n", "maybe"),
-            ("[agents.known.Bad_Id]\nidentity = \"exe:/x\"\n", "not valid"),
+            (
+                "[agents.known.Bad_Id]\nidentity = \"exe:/x\"\n",
+                "not valid",
+            ),
             ("[agents.known.a]\nname = \"x\"\n", "identity"),
             ("[agents.known.a]\nidentity = \" \"\n", "has no identity"),
             (

@@ -29,7 +29,8 @@ const HEADER: &str = "\
 # categories = [\"primary\"] (in [mail] or [messages]): only these categories may reach an
 #   agent: primary, transactions, updates (Mail only), promotions. Absent or []: every one.
 # [notifications] enabled = true|false   whether Tidings may notify you at all, and one
-#   switch per kind: first_subscription, full_disk_access, store_rebuilt, settings_rejected
+#   switch per kind: first_subscription, full_disk_access, store_rebuilt, settings_rejected,
+#   agent_asks
 # [agents] new = \"ask\"|\"allow\"|\"deny\"   what a program never seen before gets (ask: the
 #   app asks you; with no app to ask, it is refused). [agents.known.ID] is one program's
 #   grant: identity (what it is, found by Tidings), access = \"allow\"|\"deny\", and per type

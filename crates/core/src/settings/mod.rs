@@ -70,6 +70,9 @@ pub struct NotificationSettings {
     pub store_rebuilt: bool,
     /// An edit of settings.toml was rejected; the last good settings stay in force.
     pub settings_rejected: bool,
+    /// A program with no grant asks to receive events (the window shows the question
+    /// whatever this says).
+    pub agent_asks: bool,
 }
 
 impl Default for NotificationSettings {
@@ -80,6 +83,7 @@ impl Default for NotificationSettings {
             full_disk_access: true,
             store_rebuilt: true,
             settings_rejected: true,
+            agent_asks: true,
         }
     }
 }
@@ -97,15 +101,18 @@ pub enum NotificationKind {
     StoreRebuilt,
     /// A settings edit was rejected.
     SettingsRejected,
+    /// A program with no grant asks to receive events.
+    AgentAsks,
 }
 
 impl NotificationKind {
     /// Every kind, in the order the window lists them.
-    pub const ALL: [NotificationKind; 4] = [
+    pub const ALL: [NotificationKind; 5] = [
         NotificationKind::FirstSubscription,
         NotificationKind::FullDiskAccess,
         NotificationKind::StoreRebuilt,
         NotificationKind::SettingsRejected,
+        NotificationKind::AgentAsks,
     ];
 }
 
@@ -122,6 +129,7 @@ impl NotificationSettings {
             NotificationKind::FullDiskAccess => &self.full_disk_access,
             NotificationKind::StoreRebuilt => &self.store_rebuilt,
             NotificationKind::SettingsRejected => &self.settings_rejected,
+            NotificationKind::AgentAsks => &self.agent_asks,
         }
     }
 
@@ -132,6 +140,7 @@ impl NotificationSettings {
             NotificationKind::FullDiskAccess => &mut self.full_disk_access,
             NotificationKind::StoreRebuilt => &mut self.store_rebuilt,
             NotificationKind::SettingsRejected => &mut self.settings_rejected,
+            NotificationKind::AgentAsks => &mut self.agent_asks,
         }
     }
 }

@@ -55,10 +55,7 @@ fn agents_widen(new: &AgentsSettings, old: &AgentsSettings) -> bool {
     if rank(*new_default) > rank(old.new) {
         return true;
     }
-    let forgotten = old
-        .known
-        .values()
-        .any(|g| new.find(&g.identity).is_none());
+    let forgotten = old.known.values().any(|g| new.find(&g.identity).is_none());
     if forgotten && *new_default != NewAgents::Deny {
         return true;
     }
@@ -88,9 +85,7 @@ fn type_grant_widens(new: &TypeGrant, old: &TypeGrant) -> bool {
     match (new, old) {
         (TypeGrant::Every(false), _) | (_, TypeGrant::Every(true)) => false,
         (TypeGrant::Every(true), _) | (TypeGrant::Senders(_), TypeGrant::Every(false)) => true,
-        (TypeGrant::Senders(now), TypeGrant::Senders(was)) => {
-            now.iter().any(|e| !was.contains(e))
-        }
+        (TypeGrant::Senders(now), TypeGrant::Senders(was)) => now.iter().any(|e| !was.contains(e)),
     }
 }
 
@@ -352,9 +347,24 @@ allowed_origins = [\"http://localhost:5173\"]
         let (ask, deny, allow) = (NewAgents::Ask, NewAgents::Deny, NewAgents::Allow);
         // (what, before, after, widens)
         let cases = [
-            ("new agents allowed", with(ask, None), with(allow, None), true),
-            ("new agents asked, not denied", with(deny, None), with(ask, None), true),
-            ("new agents denied", with(allow, None), with(deny, None), false),
+            (
+                "new agents allowed",
+                with(ask, None),
+                with(allow, None),
+                true,
+            ),
+            (
+                "new agents asked, not denied",
+                with(deny, None),
+                with(ask, None),
+                true,
+            ),
+            (
+                "new agents denied",
+                with(allow, None),
+                with(deny, None),
+                false,
+            ),
             (
                 "an agent allowed",
                 with(ask, None),

@@ -18,6 +18,7 @@ use std::time::Instant;
 use rmcp::model::RequestId;
 use tokio_util::sync::CancellationToken;
 
+use crate::agents::{Agent, Agents};
 use crate::limits::ServerLimits;
 use crate::state::{Board, ClientState, SubscriptionState, Transport, now_ms};
 use crate::sync::lock;
@@ -56,6 +57,7 @@ pub(crate) struct Clients {
     registry: Mutex<BTreeMap<u64, Weak<ConnectionState>>>,
     next_id: AtomicU64,
     activity: Activity,
+    agents: Agents,
 }
 
 impl Clients {
@@ -69,6 +71,7 @@ impl Clients {
             registry: Mutex::new(BTreeMap::new()),
             next_id: AtomicU64::new(1),
             activity: Activity::default(),
+            agents: Agents::default(),
         })
     }
 
@@ -91,6 +94,27 @@ impl Clients {
     /// The activity log.
     pub(crate) fn activity(&self) -> &Activity {
         &self.activity
+    }
+
+    /// The agents seen and the questions open.
+    pub(crate) fn agents(&self) -> &Agents {
+        &self.agents
+    }
+
+    /// The live connections of every agent, by agent key: (connections, open streams,
+    /// events delivered).
+    pub(crate) fn by_agent(&self) -> BTreeMap<String, (usize, usize, u64)> {
+        let mut out: BTreeMap<String, (usize, usize, u64)> = BTreeMap::new();
+        for conn in lock(&self.registry).values().filter_map(Weak::upgrade) {
+            if conn.transport == Transport::Http && !conn.seen.load(Ordering::Acquire) {
+                continue;
+            }
+            let e = out.entry(conn.agent.key().to_owned()).or_default();
+            e.0 += 1;
+            e.1 += conn.open_streams();
+            e.2 += conn.delivered_total();
+        }
+        out
     }
 
     /// The clients to show: socket connections, and HTTP tokens that made a request.
@@ -142,6 +166,8 @@ pub(crate) struct ConnectionState {
     transport: Transport,
     since_ms: u64,
     pid: Option<i32>,
+    /// The program behind it (or the HTTP token's agent): whose grant applies.
+    agent: Arc<Agent>,
     announced: Mutex<Announced>,
     /// Whether an HTTP token's principal served a request (only then is it shown).
     seen: AtomicBool,
@@ -194,9 +220,10 @@ impl ConnectionState {
         clients: &Arc<Clients>,
         shutdown: &CancellationToken,
         pid: Option<i32>,
+        agent: Arc<Agent>,
     ) -> Arc<ConnectionState> {
         let cap = StreamCap::PerConnection(clients.limits.streams_per_connection);
-        let mut state = ConnectionState::with_cap(clients, cap, shutdown, Transport::Socket);
+        let mut state = ConnectionState::with_cap(clients, cap, shutdown, Transport::Socket, agent);
         state.pid = pid;
         state.live_ids = Some(Mutex::new(HashSet::new()));
         clients.register(state)
@@ -208,6 +235,7 @@ impl ConnectionState {
     pub(crate) fn http_token(
         clients: &Arc<Clients>,
         stop: &CancellationToken,
+        agent: Arc<Agent>,
     ) -> Arc<ConnectionState> {
         let cap = StreamCap::PerToken(clients.limits.streams_per_token);
         clients.register(ConnectionState::with_cap(
@@ -215,6 +243,7 @@ impl ConnectionState {
             cap,
             stop,
             Transport::Http,
+            agent,
         ))
     }
 
@@ -223,6 +252,7 @@ impl ConnectionState {
         cap: StreamCap,
         parent: &CancellationToken,
         transport: Transport,
+        agent: Arc<Agent>,
     ) -> ConnectionState {
         ConnectionState {
             clients: clients.clone(),
@@ -230,6 +260,7 @@ impl ConnectionState {
             transport,
             since_ms: now_ms(),
             pid: None,
+            agent,
             announced: Mutex::new(Announced::default()),
             seen: AtomicBool::new(false),
             subscriptions: Mutex::new(BTreeMap::new()),
@@ -268,6 +299,19 @@ impl ConnectionState {
         self.id
     }
 
+    /// The program behind it, whose grant applies.
+    pub(crate) fn agent(&self) -> &Arc<Agent> {
+        &self.agent
+    }
+
+    /// Events delivered through its subscriptions.
+    fn delivered_total(&self) -> u64 {
+        lock(&self.subscriptions)
+            .values()
+            .map(|s| s.delivered)
+            .sum()
+    }
+
     /// The name it announced (`clientInfo.name`), if any.
     pub(crate) fn name(&self) -> Option<String> {
         lock(&self.announced).name.clone()
@@ -300,6 +344,7 @@ impl ConnectionState {
             }
         }
         if changed {
+            self.clients.agents.saw(&self.agent, self.name().as_deref());
             self.clients.board.changed();
         }
     }
@@ -325,6 +370,7 @@ impl ConnectionState {
             transport: self.transport,
             connected_since_ms: self.since_ms,
             pid: self.pid,
+            agent: self.agent.id.clone(),
             revoked: self.revocation().is_some(),
             subscriptions: lock(&self.subscriptions).values().cloned().collect(),
         }
@@ -333,6 +379,9 @@ impl ConnectionState {
 
 impl Drop for ConnectionState {
     fn drop(&mut self) {
+        self.clients
+            .agents
+            .closed(&self.agent, self.delivered_total());
         lock(&self.clients.registry).remove(&self.id);
         self.clients.board.changed();
     }

@@ -53,7 +53,12 @@ fn filters_are_counts_and_senders_come_from_the_envelope() {
 fn a_revoked_principal_takes_no_stream_and_leaves_the_registry_on_drop() {
     let board = Arc::new(Board::default());
     let clients = Clients::new(ServerLimits::default(), board);
-    let conn = ConnectionState::socket(&clients, &CancellationToken::new(), Some(7));
+    let conn = ConnectionState::socket(
+        &clients,
+        &CancellationToken::new(),
+        Some(7),
+        crate::agents::Agent::new(tidings_platform::identity::AgentIdentity::unidentified()),
+    );
     let id = clients.snapshot()[0].id;
     assert!(clients.revoke(id));
     assert!(conn.revoked.is_cancelled());
@@ -69,7 +74,12 @@ fn a_revoked_principal_takes_no_stream_and_leaves_the_registry_on_drop() {
 fn polls_with_ever_new_filters_stay_one_subscription_per_type_and_mode() {
     let board = Arc::new(Board::default());
     let clients = Clients::new(ServerLimits::default(), board);
-    let conn = ConnectionState::socket(&clients, &CancellationToken::new(), Some(7));
+    let conn = ConnectionState::socket(
+        &clients,
+        &CancellationToken::new(),
+        Some(7),
+        crate::agents::Agent::new(tidings_platform::identity::AgentIdentity::unidentified()),
+    );
     for n in 1..=300 {
         let from: Vec<String> = (0..n).map(|i| format!("s{i}@x.com")).collect();
         let filter = filter_summary(json!({ "from": from }).as_object().unwrap());

@@ -11,6 +11,7 @@ use tidings_core::Engine;
 use tokio_util::sync::CancellationToken;
 
 use super::{Daemon, DemoControl};
+use crate::agents::Agents;
 use crate::clients::Clients;
 use crate::fanout::Fanout;
 use crate::home::home_relative;
@@ -53,6 +54,16 @@ impl Daemon {
 
     pub(crate) fn clients(&self) -> &Arc<Clients> {
         &self.inner.clients
+    }
+
+    /// The agents seen and the questions open.
+    pub fn agents(&self) -> &Agents {
+        self.inner.clients.agents()
+    }
+
+    /// Tell the State's listeners something changed.
+    pub(crate) fn board_changed(&self) {
+        self.inner.board.changed();
     }
 
     /// Where the HTTP supervisor reports the endpoint's state.

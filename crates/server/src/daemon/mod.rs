@@ -17,9 +17,15 @@
 //! - `access`: the record of the last build that could read a store (a stale grant);
 //! - `notices`: the user's notices and what raises them;
 //! - `people`: the Contacts, read at start and again when their files change;
+//! - `agent_gate`: what an agent's data request waits for (a grant, or the user's answer);
+//! - `grants`: the settings an agent sees, and the user's decisions about agents;
+//! - `agent_list`: the agents as `State` lists them;
 //! - `layers`: what the socket, the handler, HTTP and the watchers reach through the handle.
 
 mod access;
+mod agent_gate;
+mod agent_list;
+mod grants;
 mod layers;
 mod notices;
 mod pause;
@@ -47,6 +53,7 @@ use crate::state::{Board, State};
 use crate::sync::lock;
 
 pub use access::build_id;
+pub use grants::AgentError;
 pub(crate) use layers::TokenReload;
 pub use people::ContactsSource;
 

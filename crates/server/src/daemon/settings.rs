@@ -100,6 +100,7 @@ impl Daemon {
         }
         let list_changed = enabled_descriptors(&current) != enabled_descriptors(&next);
         engine_follows(&self.inner.engine, &next);
+        self.settle_asks(&next);
         self.inner.settings.send_replace(Arc::new(next));
         if list_changed {
             self.inner

@@ -62,6 +62,12 @@ contact_names = true
 enabled = true
 allow = ["example.com", "example.org", "example.net", "+120255501*", "group: Family [5D1E0A11-0000-4000-8000-00000000FA11:ABGroup]"]
 contact_names = true
+
+# Every program on this machine may connect without being asked, so the demo works as it
+# is; a real install asks you about each new program (new = "ask"). `tidings agents` lists
+# them.
+[agents]
+new = "allow"
 "#;
 
 /// Why demo mode could not start. Messages name the path. (A lever that cannot act says so

@@ -26,6 +26,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
+use tidings_core::Settings;
 use tidings_core::request::enabled_type;
 use tidings_protocol::errors::data;
 use tidings_protocol::payloads::{Rotation, rotation};
@@ -88,19 +89,30 @@ impl EventsHandler {
         if let Some(why) = conn.revocation() {
             return Err(revoked(why));
         }
+        if let Some(refused) = self.daemon.agent_refused(&conn) {
+            return Err(refused);
+        }
         let info = ctx.meta.get(meta::CLIENT_INFO);
         let field = |key: &str| info.and_then(|i| i.get(key)).and_then(Value::as_str);
         conn.announce(field("name"), field("version"));
         Ok(())
     }
 
+    /// The settings this request's agent sees (the settings in force narrowed by its grant).
+    fn settings_seen(&self, ctx: &RequestContext<RoleServer>) -> Arc<Settings> {
+        match self.conn(ctx) {
+            Ok(conn) => self.daemon.settings_for(&conn),
+            Err(_) => self.daemon.settings_arc(),
+        }
+    }
+
     /// `events/subscribe`: the name is looked up first (`NotFound`), then webhook is declined.
-    fn subscribe(&self, params: &Value) -> ErrorData {
+    fn subscribe(&self, params: &Value, settings: &Settings) -> ErrorData {
         let name = match required_name(params) {
             Ok(name) => name,
             Err(e) => return e,
         };
-        match enabled_type(name, &self.daemon.settings_arc()) {
+        match enabled_type(name, settings) {
             Ok(ty) => webhook_unsupported(ty),
             Err(e) => daemon_request_error(e, &self.daemon),
         }
@@ -121,6 +133,9 @@ impl ServerHandler for EventsHandler {
         if let Some(conn) = &self.conn {
             if let Some(why) = conn.revocation() {
                 return Err(revoked(why));
+            }
+            if let Some(refused) = self.daemon.agent_refused(conn) {
+                return Err(refused);
             }
             conn.announce(
                 Some(&request.client_info.name),
@@ -171,7 +186,7 @@ impl ServerHandler for EventsHandler {
             methods::EVENTS_LIST => {
                 // The account map is a small file, read only here (never the index).
                 let accounts = self.daemon.engine().mail_accounts();
-                Ok(list::list(&self.daemon.settings_arc(), &accounts))
+                Ok(list::list(&self.settings_seen(&ctx), &accounts))
             }
             methods::EVENTS_POLL => {
                 let conn = self.conn(&ctx)?;
@@ -181,7 +196,7 @@ impl ServerHandler for EventsHandler {
                 let conn = self.conn(&ctx)?;
                 stream::stream(&self.daemon, &conn, params, ctx).await
             }
-            methods::EVENTS_SUBSCRIBE => Err(self.subscribe(&params)),
+            methods::EVENTS_SUBSCRIBE => Err(self.subscribe(&params, &self.settings_seen(&ctx))),
             methods::EVENTS_UNSUBSCRIBE => Err(required_name(&params)
                 .err()
                 .unwrap_or_else(not_found_subscription)),
@@ -212,7 +227,7 @@ impl ServerHandler for EventsHandler {
                 conn.closed.clone(),
             );
         }
-        let mut all = pull::tools(&self.daemon.settings_arc());
+        let mut all = pull::tools(&self.settings_seen(&ctx));
         if self.daemon.demo().is_some() {
             all.extend(tools::tools());
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use rmcp::model::CustomResult;
 use serde_json::Value;
-use tidings_core::{Subscription, SubscriptionParams};
+use tidings_core::{EventType, Subscription, SubscriptionParams};
 
 use super::errors::{daemon_request_error, request_error};
 use super::wire::{blocking, complete};
@@ -24,7 +24,11 @@ pub async fn poll(
 ) -> Result<CustomResult, ErrorData> {
     let params =
         SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
-    let settings = daemon.settings_arc();
+    // The agent's grant first: an agent with none may wait here for the user's answer.
+    if let Some(ty) = EventType::from_name(&params.name) {
+        daemon.agent_gate(conn, ty, &params.arguments).await?;
+    }
+    let settings = daemon.settings_for(conn);
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
         .map_err(|e| daemon_request_error(e, daemon))?;
     let engine = Arc::clone(daemon.engine());

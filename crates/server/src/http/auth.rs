@@ -18,9 +18,11 @@ use tidings_protocol::payloads::{Rotation, rotation};
 use tokio_util::sync::CancellationToken;
 
 use super::token::{self, Token, TokenError};
+use crate::agents::Agent;
 use crate::clients::{ConnectionState, Revocation};
 use crate::daemon::{Daemon, TokenReload};
 use crate::sync::lock;
+use tidings_platform::identity::AgentIdentity;
 
 /// How requests prove who they are.
 pub enum AuthMode {
@@ -73,7 +75,11 @@ impl HttpAuth {
             keychain,
             current: Mutex::new(Current {
                 token,
-                principal: ConnectionState::http_token(daemon.clients(), &stop),
+                principal: ConnectionState::http_token(
+                    daemon.clients(),
+                    &stop,
+                    token_agent(daemon),
+                ),
             }),
             daemon: daemon.clone(),
             stop,
@@ -135,7 +141,11 @@ impl HttpAuth {
     /// End the old principal's streams and start a fresh one.
     fn revoke(&self, current: &mut MutexGuard<'_, Current>) {
         current.principal.revoke(Revocation::TokenRotated);
-        current.principal = ConnectionState::http_token(self.daemon.clients(), &self.stop);
+        current.principal = ConnectionState::http_token(
+            self.daemon.clients(),
+            &self.stop,
+            token_agent(&self.daemon),
+        );
     }
 }
 
@@ -144,6 +154,17 @@ impl TokenReload for HttpAuth {
         HttpAuth::reload_blocking(self).map_err(|e| e.to_string())
     }
 }
+
+/// The agent of the endpoint's one token: every client that holds it.
+fn token_agent(daemon: &Daemon) -> Arc<Agent> {
+    Agent::known_as(
+        AgentIdentity::token(DEFAULT_TOKEN_AGENT),
+        &daemon.settings_arc().agents,
+    )
+}
+
+/// The name of the agent the endpoint's token stands for.
+pub const DEFAULT_TOKEN_AGENT: &str = "http";
 
 /// The scheme of the `Authorization` header, with its space.
 const BEARER: &[u8] = b"bearer ";

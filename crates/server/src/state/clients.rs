@@ -34,6 +34,8 @@ pub struct ClientState {
     pub connected_since_ms: u64,
     /// Its process id, where the OS tells (socket connections).
     pub pid: Option<i32>,
+    /// The id of the agent behind it (`State.agents`), whose grant applies.
+    pub agent: String,
     /// Whether it was revoked (it gets Forbidden until it reconnects).
     pub revoked: bool,
     /// Its subscriptions: open streams, and the polls and tool calls it made.

@@ -9,9 +9,11 @@
 //! and deliveries (which name senders) are not part of it (docs/decisions/engine-api.md).
 //!
 //! The parts of the model, one file each: `stores` (an event type, its store and allowlist,
-//! Full Disk Access), `clients` (who is connected and what it listens to) and `board` (the
+//! Full Disk Access), `clients` (who is connected and what it listens to), `agents` (the
+//! programs behind them and their grants) and `board` (the
 //! HTTP endpoint's and the settings file's state, and the change signal).
 
+mod agents;
 mod board;
 mod clients;
 mod stores;
@@ -21,6 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use tidings_core::EventType;
 
+pub use agents::{AgentAccess, AgentKind, AgentState, TypeGrantState};
 pub(crate) use board::Board;
 pub use board::{HttpEndpointState, SettingsFileState};
 pub use clients::{ClientState, Mode, SubscriptionState, Transport};
@@ -47,6 +50,12 @@ pub struct State {
     pub settings: SettingsFileState,
     /// The clients connected now, oldest first.
     pub clients: Vec<ClientState>,
+    /// The agents: each with a grant in settings.toml, seen since start, or asking.
+    #[serde(default)]
+    pub agents: Vec<AgentState>,
+    /// What a never-seen agent gets (`[agents] new`).
+    #[serde(default)]
+    pub new_agents: tidings_core::settings::NewAgents,
     /// Until when every type is paused (ms since the Unix epoch): clients see every type off
     /// while `types` still says what is configured. `None`: not paused.
     #[serde(default)]
@@ -223,6 +232,7 @@ mod tests {
             transport: Transport::Socket,
             connected_since_ms: 0,
             pid: None,
+            agent: "unidentified".into(),
             revoked: false,
             subscriptions: if subscribed {
                 vec![SubscriptionState {
@@ -251,6 +261,8 @@ mod tests {
             http: HttpEndpointState::Off,
             settings: SettingsFileState::Ok,
             clients: vec![],
+            agents: vec![],
+            new_agents: tidings_core::settings::NewAgents::Ask,
             paused_until_ms: None,
             full_disk_access: FullDiskAccess::Unknown,
             contacts: ContactsState::default(),
@@ -369,6 +381,8 @@ mod tests {
                 reason: "line 3: bad".into(),
             },
             clients: vec![],
+            agents: vec![],
+            new_agents: tidings_core::settings::NewAgents::Ask,
             paused_until_ms: Some(1),
             full_disk_access: FullDiskAccess::Stale {
                 last_granted: "0.1.0".into(),

@@ -96,13 +96,14 @@ fn render_types() -> String {
     };
     use crate::clients::Delivery;
     use crate::state::{
-        AllowlistSummary, ClientState, ContactsState, FullDiskAccess, HttpEndpointState, Mode,
-        SettingsFileState, State, StoreAccess, StoreState, SubscriptionState, Transport, TypeState,
+        AgentAccess, AgentKind, AgentState, AllowlistSummary, ClientState, ContactsState,
+        FullDiskAccess, HttpEndpointState, Mode, SettingsFileState, State, StoreAccess, StoreState,
+        SubscriptionState, Transport, TypeGrantState, TypeState,
     };
     use tidings_connect::app::{HostView, Outcome};
     use tidings_connect::verify::Verification;
     use tidings_core::allowlist::{AllowKind, EntryState};
-    use tidings_core::settings::NotificationKind;
+    use tidings_core::settings::{NewAgents, NotificationKind};
 
     let mut d = Declarations {
         config: config(),
@@ -127,7 +128,12 @@ fn render_types() -> String {
         .add::<SubscriptionState>()
         .add::<Mode>()
         .add::<FullDiskAccess>()
-        .add::<ContactsState>();
+        .add::<ContactsState>()
+        .add::<AgentState>()
+        .add::<AgentKind>()
+        .add::<AgentAccess>()
+        .add::<TypeGrantState>()
+        .add::<NewAgents>();
     // `get_settings`, every settings change and `settings-changed`.
     d.add::<SettingsView>()
         .add::<TypeView>()

@@ -127,7 +127,7 @@ impl Daemon {
     /// daemon's own saves (`settings_file::save`) do.
     pub fn write_settings(&self, text: &str) {
         let tmp = self.dir.join("settings.toml.edit");
-        std::fs::write(&tmp, text).unwrap();
+        std::fs::write(&tmp, with_agents_allowed(text)).unwrap();
         std::fs::rename(&tmp, self.settings_path()).unwrap();
     }
 
@@ -360,7 +360,7 @@ impl Builder {
         if let Some(text) = &self.settings {
             std::fs::create_dir_all(&dir).unwrap();
             private(&dir);
-            std::fs::write(dir.join("settings.toml"), text).unwrap();
+            std::fs::write(dir.join("settings.toml"), with_agents_allowed(text)).unwrap();
         }
         let mut command = Command::new(tidings_bin());
         command.arg("serve");
@@ -479,4 +479,14 @@ pub fn signal(pid: u32, sig: i32) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// `text` with `[agents] new = "allow"` added when it says nothing of agents: the suite's
+/// programs connect as they did before grants existed, unless a test is about agents.
+pub fn with_agents_allowed(text: &str) -> String {
+    if text.contains("[agents") {
+        text.to_owned()
+    } else {
+        format!("{text}\n[agents]\nnew = \"allow\"\n")
+    }
 }

@@ -221,7 +221,21 @@ pub(crate) async fn call(
         Ok(args) => args,
         Err(message) => return Ok(refusal(message)),
     };
-    let settings = daemon.settings_arc();
+    let mut settings = daemon.settings_arc();
+    if let Some(conn) = &conn {
+        // The agent's grant first: an agent with none may wait here for the user's answer.
+        let asked = match subscriptions(&args, &settings, daemon) {
+            Ok(subs) => subs,
+            Err(message) => return Ok(refusal(message)),
+        };
+        for sub in &asked {
+            let ty = sub.event_type();
+            if let Err(refused) = daemon.agent_gate(conn, ty, &args.arguments_for(ty)).await {
+                return Ok(refusal(refused.message.to_string()));
+            }
+        }
+        settings = daemon.settings_for(conn);
+    }
     let subs = match subscriptions(&args, &settings, daemon) {
         Ok(subs) => subs,
         Err(message) => return Ok(refusal(message)),
@@ -489,7 +503,11 @@ async fn wait(
                 if changed.is_err() {
                     return Ok(None);
                 }
-                let settings = settings_rx.borrow_and_update().clone();
+                settings_rx.borrow_and_update();
+                if let Some(refused) = daemon.agent_refused(conn) {
+                    return Err(refused.message.to_string());
+                }
+                let settings = daemon.settings_for(conn);
                 let types: Vec<EventType> = subs.iter().map(Subscription::event_type).collect();
                 let again = PullArgs { events: Some(types), ..args.clone() };
                 subs = subscriptions(&again, &settings, daemon)?;

@@ -39,7 +39,7 @@ use rmcp::model::CustomResult;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 use tidings_core::{
-    Cursor, Engine, RequestError, Settings, StoreError, Subscription, SubscriptionParams,
+    Cursor, Engine, EventType, RequestError, Settings, StoreError, Subscription, SubscriptionParams,
 };
 use tidings_protocol::errors::reason;
 use tidings_protocol::payloads::{Active, ErrorNote, Heartbeat};
@@ -74,8 +74,14 @@ pub async fn stream(
     // refusal is a plain JSON-RPC error and no stream opens.
     let params =
         SubscriptionParams::parse(&params).map_err(|e| request_error(e, daemon.settings_path()))?;
+    // The agent's grant first: an agent with none may wait here for the user's answer,
+    // holding no stream slot.
+    if let Some(ty) = EventType::from_name(&params.name) {
+        daemon.agent_gate(conn, ty, &params.arguments).await?;
+    }
     let mut settings_rx = daemon.settings_receiver();
-    let settings = settings_rx.borrow_and_update().clone();
+    settings_rx.borrow_and_update();
+    let settings = daemon.settings_for(conn);
     let sub = Subscription::new(&params.name, &params.arguments, &settings)
         .map_err(|e| daemon_request_error(e, daemon))?;
     let _slot = conn.acquire(&ctx.id).map_err(refused)?;
@@ -190,7 +196,13 @@ pub async fn stream(
                 break s.terminate(&revoked(why)).await;
             }
             Woke::Settings => {
-                let settings = settings_rx.borrow_and_update().clone();
+                settings_rx.borrow_and_update();
+                // Denied by the user: the stream ends now, as a revoked client's does.
+                if let Some(refused) = daemon.agent_refused(conn) {
+                    tracing::debug!(event_type = %s.sub.event_type(), "stream terminated: agent denied");
+                    break s.terminate(&refused).await;
+                }
+                let settings = daemon.settings_for(conn);
                 if let Err(mut ended) = s.revalidate(&params, &settings) {
                     // Hidden by a pause, not turned off: say so, and until when.
                     let ty = s.sub.event_type();

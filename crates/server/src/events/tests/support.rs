@@ -86,6 +86,8 @@ impl Harness {
         // unless a test turns it on.
         s.mail.backfill_days = 0;
         s.messages.backfill_days = 0;
+        // Every program may connect, as before grants existed, unless a test says otherwise.
+        s.agents.new = tidings_core::settings::NewAgents::Allow;
         settings(&mut s);
         crate::settings_file::save(&s, &settings_path).unwrap();
         let daemon = Daemon::start(DaemonConfig {
