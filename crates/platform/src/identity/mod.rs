@@ -4,7 +4,7 @@
 //! identifier), never by what the agent says about itself.
 //!
 //! The walk and every parser are shared by both OSes and tested on Linux; only the libc calls
-//! that read a macOS process ([`DarwinTable`]) and [`default_identifier`] are picked by `cfg`.
+//! that read a macOS process (`DarwinTable`) and [`default_identifier`] are picked by `cfg`.
 
 mod linux;
 mod macos;
@@ -131,7 +131,7 @@ pub fn agent_id(name: &str, key: &str) -> String {
 }
 
 /// What the walk reads about processes: `/proc` on Linux ([`ProcFsTable`]), libc on macOS
-/// ([`DarwinTable`]). `None` means the process is gone or cannot be read.
+/// (`DarwinTable`). `None` means the process is gone or cannot be read.
 pub trait ProcessTable: Send + Sync {
     /// The parent's pid.
     fn parent(&self, pid: i32) -> Option<i32>;
