@@ -12,16 +12,34 @@ impl Drop for Child {
     }
 }
 
+impl Child {
+    /// Starts `command` and waits until its new argument list shows `arg`: spawn returns
+    /// once the new program is mapped, a moment before the kernel publishes its arguments.
+    /// A process that never shows it fails the test (after a generous 10 s).
+    fn start(command: &mut std::process::Command, arg: &str) -> (Self, i32) {
+        let child = Child(command.spawn().unwrap());
+        let pid = i32::try_from(child.0.id()).unwrap();
+        let table = ProcFsTable::default();
+        for _ in 0..1000 {
+            if table
+                .args(pid)
+                .is_some_and(|args| args.iter().any(|a| a == arg))
+            {
+                return (child, pid);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("pid {pid} never showed {arg:?} in its arguments");
+    }
+}
+
 #[test]
 fn the_real_proc_walks_from_a_shell_to_this_test() {
     // `; exit 0` keeps the shell from replacing itself with `sleep`.
-    let child = Child(
-        std::process::Command::new("/bin/sh")
-            .args(["-c", "sleep 30; exit 0"])
-            .spawn()
-            .unwrap(),
+    let (_child, pid) = Child::start(
+        std::process::Command::new("/bin/sh").args(["-c", "sleep 30; exit 0"]),
+        "sleep 30; exit 0",
     );
-    let pid = i32::try_from(child.0.id()).unwrap();
     let agent = default_identifier().identify(pid, crate::paths::current_uid());
     let me = std::env::current_exe().unwrap().canonicalize().unwrap();
     assert_eq!(agent.key, format!("exe:{}", me.display()));
@@ -49,14 +67,12 @@ fn the_real_proc_names_a_python_script_by_its_path() {
         .output()
         .expect("python3 on PATH");
     let python = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
-    let child = Child(
+    let (_child, pid) = Child::start(
         std::process::Command::new(&python)
             .arg("host_a.py")
-            .current_dir(work.path())
-            .spawn()
-            .unwrap(),
+            .current_dir(work.path()),
+        "host_a.py",
     );
-    let pid = i32::try_from(child.0.id()).unwrap();
     let agent = default_identifier().identify(pid, crate::paths::current_uid());
     let script = work.path().canonicalize().unwrap().join("host_a.py");
     let exe = python.canonicalize().unwrap();
