@@ -89,6 +89,7 @@ fn render(state: &State, socket: &Path) -> String {
     let _ = writeln!(out, "  http endpoint: {}", state.http.describe());
     // "ok", or the refused edit's line until the file is fixed.
     let _ = writeln!(out, "  settings: {}", state.settings.describe());
+    let _ = writeln!(out, "  agents: {}", agents_line(state));
     if let Some(until) = state.paused_until_ms {
         let _ = writeln!(
             out,
@@ -150,6 +151,37 @@ fn type_line(ty: &TypeState) -> String {
 }
 
 /// `  client 3: claude-code 1.2 (socket, pid 812), connected 14:02:11 UTC`.
+/// `3 known (1 asking, 1 denied); new ones: ask (`tidings agents` lists them)`.
+fn agents_line(state: &State) -> String {
+    use tidings_server::state::AgentAccess;
+    let count = |access| state.agents.iter().filter(|a| a.access == access).count();
+    let mut parts = Vec::new();
+    for (access, word) in [
+        (AgentAccess::Asking, "asking"),
+        (AgentAccess::Denied, "denied"),
+        (AgentAccess::New, "not yet decided"),
+    ] {
+        let n = count(access);
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
+    let detail = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    };
+    let new = match state.new_agents {
+        tidings_core::settings::NewAgents::Ask => "ask",
+        tidings_core::settings::NewAgents::Allow => "allow",
+        tidings_core::settings::NewAgents::Deny => "deny",
+    };
+    format!(
+        "{}{detail}; new ones: {new} (`tidings agents` lists them)",
+        state.agents.len()
+    )
+}
+
 fn client_line(c: &ClientState) -> String {
     let name = match (&c.name, &c.version) {
         (Some(n), Some(v)) => format!("{n} {v}"),
@@ -173,8 +205,9 @@ fn client_line(c: &ClientState) -> String {
     })
     .unwrap_or_else(|| "?".to_owned());
     format!(
-        "  client {}: {name} ({transport}), connected {since}{}",
+        "  client {}: {name} ({transport}, agent {}), connected {since}{}",
         c.id,
+        c.agent,
         if c.revoked { ", revoked" } else { "" }
     )
 }
@@ -278,6 +311,7 @@ mod tests {
                 transport: Transport::Socket,
                 connected_since_ms: 0,
                 pid: Some(812),
+                agent: "claude-1a2b3c".into(),
                 revoked: false,
                 subscriptions: vec![SubscriptionState {
                     event_type: "mail.received".into(),
@@ -287,6 +321,8 @@ mod tests {
                     last_delivery_ms: Some(1),
                 }],
             }],
+            agents: vec![],
+            new_agents: tidings_core::settings::NewAgents::Ask,
             paused_until_ms: Some(0),
             full_disk_access: tidings_server::state::FullDiskAccess::Unknown,
             contacts: tidings_server::state::ContactsState {
@@ -333,6 +369,14 @@ mod tests {
         );
         assert!(text.contains("clients: 2"), "{text}");
         assert!(
+            text.contains("  agents: 0; new ones: ask (`tidings agents` lists them)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(socket, pid 812, agent claude-1a2b3c)"),
+            "{text}"
+        );
+        assert!(
             text.contains("  paused: every type is off for clients until "),
             "{text}"
         );
@@ -367,7 +411,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "  client 4: claude-code 1.2 (socket, pid 812), connected 1970-01-01 00:00:00 UTC"
+                "  client 4: claude-code 1.2 (socket, pid 812, agent claude-1a2b3c), connected 1970-01-01 00:00:00 UTC"
             ),
             "{text}"
         );

@@ -173,6 +173,8 @@ fn a_stale_grant_says_to_re_add_tidings() {
         http: HttpEndpointState::Off,
         settings: SettingsFileState::Ok,
         clients: vec![],
+        agents: vec![],
+        new_agents: tidings_core::settings::NewAgents::Ask,
         paused_until_ms: None,
         full_disk_access: FullDiskAccess::Stale {
             last_granted: "1".into(),

@@ -357,7 +357,8 @@ fn each_notification_switch_follows_its_own_command() {
             on("first_subscription", true),
             on("full_disk_access", true),
             on("store_rebuilt", false),
-            on("settings_rejected", true)
+            on("settings_rejected", true),
+            on("agent_asks", true)
         ]
     );
     let saved = tidings_core::Settings::load(handle.settings_path()).unwrap();

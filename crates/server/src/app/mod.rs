@@ -183,7 +183,7 @@ pub enum AppError {
     /// No kind of notification has this name.
     #[error(
         "unknown notification `{kind}`; use first_subscription, full_disk_access, \
-         store_rebuilt or settings_rejected"
+         store_rebuilt, settings_rejected or agent_asks"
     )]
     UnknownNotification {
         /// The name given (cut).
@@ -368,7 +368,8 @@ pub async fn set_notifications(handle: &Handle, enabled: bool) -> Result<Setting
 }
 
 /// Turn one kind of notification on or off (`first_subscription`, `full_disk_access`,
-/// `store_rebuilt`, `settings_rejected`: the keys of `[notifications]`); the master switch is
+/// `store_rebuilt`, `settings_rejected`, `agent_asks`: the keys of `[notifications]`); the
+/// master switch is
 /// [`set_notifications`].
 pub async fn set_notification_kind(
     handle: &Handle,
