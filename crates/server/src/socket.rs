@@ -288,7 +288,6 @@ impl Daemon {
                 return;
             }
         };
-        self.agents().saw(&agent, None);
         let conn = ConnectionState::socket(self.clients(), self.shutdown_token(), pid, agent);
         let Some(_count) = ConnectionCount::admit(self.clients(), &conn) else {
             tracing::debug!("turned a connection away: every one holds a stream");

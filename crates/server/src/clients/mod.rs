@@ -344,7 +344,6 @@ impl ConnectionState {
             }
         }
         if changed {
-            self.clients.agents.saw(&self.agent, self.name().as_deref());
             self.clients.board.changed();
         }
     }

@@ -98,6 +98,16 @@ impl EventsHandler {
         Ok(())
     }
 
+    /// The request's agent is at work (anything but Tidings' own `tidings/status` and token
+    /// reload, which `tidings status` and `tidings token` send): list it among the agents.
+    fn note_agent(&self, ctx: &RequestContext<RoleServer>) {
+        if let Ok(conn) = self.conn(ctx) {
+            self.daemon
+                .agents()
+                .saw(conn.agent(), conn.name().as_deref());
+        }
+    }
+
     /// The settings this request's agent sees (the settings in force narrowed by its grant).
     fn settings_seen(&self, ctx: &RequestContext<RoleServer>) -> Arc<Settings> {
         match self.conn(ctx) {
@@ -141,6 +151,9 @@ impl ServerHandler for EventsHandler {
                 Some(&request.client_info.name),
                 Some(&request.client_info.version),
             );
+            self.daemon
+                .agents()
+                .saw(conn.agent(), conn.name().as_deref());
         }
         ctx.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
@@ -169,6 +182,7 @@ impl ServerHandler for EventsHandler {
         if socket && method == methods::TOKEN_ROTATE {
             return reload_token(&self.daemon).await.map(complete);
         }
+        self.note_agent(&ctx);
         let events_method = methods::is_events(&method) || method == listen::LISTEN_ALIAS;
         if !events_method {
             return Err(ErrorData::method_not_found_with_name(&method));
@@ -217,6 +231,7 @@ impl ServerHandler for EventsHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.admit(&ctx)?;
+        self.note_agent(&ctx);
         if let Some(conn) = &self.conn
             && era(&ctx).is_err()
         {
@@ -240,6 +255,7 @@ impl ServerHandler for EventsHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.admit(&ctx)?;
+        self.note_agent(&ctx);
         if pull::is_pull_tool(&request.name) {
             let conn = self.conn(&ctx).ok();
             return pull::call(

@@ -192,6 +192,9 @@ impl Stores {
 }
 
 /// The fixtures' values for what differs from run to run; `activity` newest first, all of it.
+/// The agents' ids and names in the fixtures, in order.
+const AGENTS: [(&str, &str); 2] = [("claude-3f9a2c", "claude"), ("codex-8d41e7", "codex")];
+
 fn pin(state: &mut State, activity: &mut [Delivery], settings: &mut app::SettingsView, root: &str) {
     let place = |text: &str| text.replace(root, ROOT);
     let n = activity.len() as u64;
@@ -210,7 +213,21 @@ fn pin(state: &mut State, activity: &mut [Delivery], settings: &mut app::Setting
         let seen = newest(&|d| d.event_type == t.name).map(|ms| ms - 3);
         t.store.last_change_ms = t.store.last_change_ms.and(seen);
     }
+    // The agents are this test binary: shown as the program a user would see.
+    let mut renamed = std::collections::BTreeMap::new();
+    for (i, a) in state.agents.iter_mut().enumerate() {
+        let (id, name) = AGENTS[i % AGENTS.len()];
+        renamed.insert(a.id.clone(), id.to_owned());
+        id.clone_into(&mut a.id);
+        name.clone_into(&mut a.name);
+        a.program = Some(format!("~/.local/bin/{name}"));
+        a.identity = format!("exe:{ROOT}/.local/bin/{name}");
+        a.last_seen_ms = a.last_seen_ms.map(|_| T0 + 5_000 + i as u64);
+    }
     for (i, c) in state.clients.iter_mut().enumerate() {
+        if let Some(id) = renamed.get(&c.agent) {
+            c.agent.clone_from(id);
+        }
         c.connected_since_ms = T0 + 19 * i as u64;
         c.pid = c.pid.map(|_| PIDS[i]);
         let id = c.id;
