@@ -278,6 +278,7 @@ mod tests {
                 transport: Transport::Socket,
                 connected_since_ms: 0,
                 pid: Some(812),
+                agent: "claude-1a2b3c".into(),
                 revoked: false,
                 subscriptions: vec![SubscriptionState {
                     event_type: "mail.received".into(),
@@ -293,6 +294,8 @@ mod tests {
                 stores_read: 2,
                 problem: None,
             },
+            agents: vec![],
+            new_agents: tidings_core::settings::NewAgents::Ask,
         }
     }
 
