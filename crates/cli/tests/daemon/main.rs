@@ -11,6 +11,8 @@ mod common;
 // The engine in-process with its HTTP endpoint, a hyper client and hand-written HTTP/1.1.
 mod http_common;
 
+// `tidings agents` and `tidings token create|list|revoke` against a demo daemon and without.
+mod agents;
 // The app's commands: pause all, checked settings changes, the token.
 mod app;
 // A row whose values break their column's promise is delivered leniently.
