@@ -37,6 +37,8 @@ mod first_run;
 mod install;
 // `tidings serve --http` as a process: no-auth URL, no keychain, bad settings, a hung keychain.
 mod http_cli;
+// One HTTP token per agent: its own agent and grant, revoked alone.
+mod http_agent_tokens;
 // The loopback HTTP endpoint: routing headers, who may connect, limits, poll and stream.
 mod http_endpoint;
 // The endpoint against clients that misbehave.
