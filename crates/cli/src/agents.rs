@@ -361,7 +361,7 @@ async fn decide(
     Ok(())
 }
 
-/// "python3 host_a.py (exe:/usr/bin/python3 …)".
+/// The grant's name, or its identity when it has none.
 fn label(grant: &AgentGrant) -> String {
     if grant.name.is_empty() {
         grant.identity.clone()

@@ -71,7 +71,7 @@ fn deny_ends_the_agents_stream_and_refuses_it_then_forget_removes_the_grant() {
     assert!(out.status.success(), "{out:?}");
     let said = text(&out.stderr);
     assert!(
-        said.contains(&format!("denied")) && said.contains(&id) && said.contains("a second"),
+        said.contains("denied") && said.contains(&id) && said.contains("a second"),
         "{said}"
     );
     let file = std::fs::read_to_string(daemon.settings_path()).unwrap();

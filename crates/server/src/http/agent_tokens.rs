@@ -236,8 +236,10 @@ pub struct AgentTokens {
 
 #[derive(Default)]
 struct Cache {
+    /// Whether the file was looked at yet.
+    read: bool,
     /// The file's size and modification time when read (`None`: not there).
-    stamp: Option<Option<(u64, SystemTime)>>,
+    stamp: Option<(u64, SystemTime)>,
     entries: Vec<(String, [u8; 32])>,
 }
 
@@ -281,10 +283,11 @@ impl AgentTokens {
         let stamp = std::fs::metadata(path)
             .ok()
             .map(|m| (m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH)));
-        if !force && cache.stamp == Some(stamp) {
+        if !force && cache.read && cache.stamp == stamp {
             return;
         }
-        cache.stamp = Some(stamp);
+        cache.read = true;
+        cache.stamp = stamp;
         cache.entries = match load(path) {
             Ok(file) => file
                 .tokens
