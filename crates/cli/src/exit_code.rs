@@ -14,6 +14,7 @@ use tidings_server::daemon::DaemonError;
 use tidings_server::demo::DemoError;
 use tidings_server::engine::StartError;
 use tidings_server::http::HttpError;
+use tidings_server::http::agent_tokens::AgentTokenError;
 use tidings_server::socket::SocketError;
 
 /// `tidings doctor` found a check that failed (each printed with its fix).
@@ -106,6 +107,16 @@ impl Coded for DemoError {
     fn exit_code(&self) -> u8 {
         match self {
             DemoError::Dir { .. } | DemoError::Settings(_) => CONFIG,
+            _ => FAILURE,
+        }
+    }
+}
+
+impl Coded for AgentTokenError {
+    fn exit_code(&self) -> u8 {
+        match self {
+            AgentTokenError::BadName { .. } => USAGE,
+            AgentTokenError::Invalid { .. } => CONFIG,
             _ => FAILURE,
         }
     }

@@ -12,8 +12,10 @@ use tidings_server::daemon::DaemonError;
 use tidings_server::demo::DemoError;
 use tidings_server::engine::StartError;
 use tidings_server::http::HttpError;
+use tidings_server::http::agent_tokens::AgentTokenError;
 use tidings_server::socket::SocketError;
 
+use crate::agents::AgentsError;
 use crate::check::CheckError;
 use crate::client::ClientError;
 use crate::connect::ConnectCliError;
@@ -40,6 +42,7 @@ fn coded(cause: &(dyn Error + 'static)) -> Option<u8> {
         .or_else(|| code::<TailError>(cause))
         .or_else(|| code::<CheckError>(cause))
         .or_else(|| code::<TokenError>(cause))
+        .or_else(|| code::<AgentsError>(cause))
         .or_else(|| code::<InstallError>(cause))
         .or_else(|| code::<ConnectCliError>(cause))
         .or_else(|| code::<ConnectError>(cause))
@@ -47,6 +50,7 @@ fn coded(cause: &(dyn Error + 'static)) -> Option<u8> {
         .or_else(|| code::<SocketError>(cause))
         .or_else(|| code::<PathError>(cause))
         .or_else(|| code::<HttpError>(cause))
+        .or_else(|| code::<AgentTokenError>(cause))
         .or_else(|| code::<DaemonError>(cause))
         .or_else(|| code::<DemoError>(cause))
         .or_else(|| code::<SettingsError>(cause))

@@ -3,15 +3,18 @@
 //! daemon itself is `tidings_server`; the host configs `connect` edits are `tidings_connect`.
 //!
 //! Module map (each imports only modules listed after it; the commands also use this root's
-//! [`resolve_socket`] and [`interrupted`]):
+//! [`resolve_socket`], [`resolve_config`] and [`interrupted`]):
 //! - [`failure`]: the exit code a failed command ends with, the one table over every error.
 //! - [`logging`]: stderr at a level per command and `-v`; `serve`'s log file.
 //! - [`serve`]: the headless daemon (real or demo) on the socket.
 //! - [`tail`]: a stream client that prints events as JSON lines.
 //! - [`check`]: hook digests: what is new since a named consumer's last call.
 //! - [`status`]: asks a daemon for `tidings/status`.
+//! - [`agents`]: `agents`: the agents from settings.toml and a running daemon; allow, deny,
+//!   forget (settings.toml edited in place).
 //! - [`doctor`]: every check with its fix, and the bug report.
-//! - [`token`]: shows or rotates the HTTP token in the keychain, and tells a running daemon.
+//! - [`token`]: shows or rotates the HTTP token in the keychain, creates, lists and revokes
+//!   the agents' tokens (`tidings_server::http::agent_tokens`), and tells a running daemon.
 //! - [`login`]: `install` / `uninstall`, the login item (`tidings_platform::login`).
 //! - [`connect`]: `connect`, `disconnect`, `clients`: an MCP host's config entry, and its
 //!   check.
@@ -22,6 +25,7 @@
 //!   its code.
 //! - [`output`]: lines for the user that never fail the caller.
 
+pub mod agents;
 pub mod args;
 pub mod check;
 pub mod client;
@@ -53,6 +57,27 @@ pub fn resolve_socket(flag: Option<&Path>) -> Result<PathBuf, tidings_platform::
         Some(path) => Ok(std::path::absolute(&path).unwrap_or(path)),
         None => tidings_platform::paths::socket_path(),
     }
+}
+
+/// The config directory and the daemon's socket: with `demo_dir` (`--demo-dir`), the demo's
+/// directory (its settings.toml, its `tidings.sock` unless `socket` is given), else the
+/// user's config dir (`TIDINGS_CONFIG_DIR` overrides it) and [`resolve_socket`].
+pub fn resolve_config(
+    demo_dir: Option<&Path>,
+    socket: Option<&Path>,
+) -> Result<(PathBuf, PathBuf), tidings_platform::PathError> {
+    if let Some(dir) = demo_dir {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let socket = match socket {
+            Some(s) => resolve_socket(Some(s))?,
+            None => dir.join(tidings_platform::paths::SOCKET_FILE_NAME),
+        };
+        return Ok((dir, socket));
+    }
+    Ok((
+        tidings_platform::paths::config_dir()?,
+        resolve_socket(socket)?,
+    ))
 }
 
 /// A future that completes on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when

@@ -20,6 +20,7 @@ pub fn init(cli: &Cli) {
         Command::Tail(_)
         | Command::Check(_)
         | Command::Status(_)
+        | Command::Agents(_)
         | Command::Token(_)
         | Command::Connect(_)
         | Command::Disconnect(_)

@@ -1,6 +1,6 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
 //! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports
-//! on it, `token` shows or rotates the HTTP endpoint's token, `install` / `uninstall` manage
+//! on it, `agents` lists and decides the agents, `token` shows or rotates the HTTP endpoint's token, `install` / `uninstall` manage
 //! the login item, `connect` / `disconnect` / `clients` write hosts' configs, `doctor` checks
 //! everything and writes bug reports. The commands are the `tidings_cli` library (its
 //! `lib.rs` has the module map); this file only dispatches.
@@ -57,6 +57,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             Command::Tail(args) => cli::tail::run(args).await,
             Command::Check(args) => cli::check::run(args).await,
             Command::Status(args) => cli::status::run(args).await,
+            Command::Agents(args) => cli::agents::run(args).await,
             Command::Token(command) => cli::token::run(command).await,
             Command::Install(args) => cli::login::install(&args),
             Command::Uninstall(args) => cli::login::uninstall(&args),

@@ -1,6 +1,7 @@
 //! Lines for the user on stdout and stderr that never fail the caller. `println!` and
 //! `eprintln!` panic when the stream is gone (a closed pipe, `/dev/full`, a terminal that
 //! went away), and a daemon must not die of who reads its messages: these drop the line.
+//! Also the one way a time is written in them ([`utc`]).
 
 use std::io::Write;
 
@@ -12,4 +13,17 @@ pub fn out(line: impl std::fmt::Display) {
 /// A line on stderr; a write error is ignored.
 pub fn err(line: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// Milliseconds since the Unix epoch as `2025-01-31 14:02:11 UTC`.
+pub fn utc(ms: u64) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| {
+            t.format(time::macros::format_description!(
+                "[year]-[month]-[day] [hour]:[minute]:[second] UTC"
+            ))
+            .ok()
+        })
+        .unwrap_or_else(|| "?".to_owned())
 }

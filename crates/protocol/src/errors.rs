@@ -56,6 +56,8 @@ pub mod reason {
     pub const ALLOWLIST: &str = "allowlist";
     /// The HTTP token the stream was opened with was rotated.
     pub const TOKEN_ROTATED: &str = "token_rotated";
+    /// The agent's own HTTP token the stream was opened with was revoked.
+    pub const TOKEN_REVOKED: &str = "token_revoked";
     /// The user revoked the client in the app.
     pub const REVOKED: &str = "revoked";
     /// An event could not be encoded; the stream holds before it.

@@ -11,6 +11,8 @@ mod common;
 // The engine in-process with its HTTP endpoint, a hyper client and hand-written HTTP/1.1.
 mod http_common;
 
+// `tidings agents` and `tidings token create|list|revoke` against a demo daemon and without.
+mod agents;
 // The app's commands: pause all, checked settings changes, the token.
 mod app;
 // A row whose values break their column's promise is delivered leniently.
@@ -35,6 +37,8 @@ mod first_run;
 mod install;
 // `tidings serve --http` as a process: no-auth URL, no keychain, bad settings, a hung keychain.
 mod http_cli;
+// One HTTP token per agent: its own agent and grant, revoked alone.
+mod http_agent_tokens;
 // The loopback HTTP endpoint: routing headers, who may connect, limits, poll and stream.
 mod http_endpoint;
 // The endpoint against clients that misbehave.

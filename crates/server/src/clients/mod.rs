@@ -39,6 +39,8 @@ pub enum Revocation {
     TokenRotated,
     /// The user revoked the client (the app's Revoke).
     ByUser,
+    /// The agent's own HTTP token was revoked (`tidings token revoke NAME`).
+    TokenRevoked,
 }
 
 /// The token state of one HTTP request, put in its extensions by the guard for the handler.

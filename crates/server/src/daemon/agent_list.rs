@@ -67,6 +67,17 @@ impl Daemon {
     }
 }
 
+/// The agents settings.toml lists, as `State.agents` shows them before any of them is seen:
+/// what `tidings agents` prints while no daemon runs.
+pub fn agents_in_file(settings: &Settings) -> Vec<AgentState> {
+    settings
+        .agents
+        .known
+        .iter()
+        .map(|(id, grant)| from_grant(id, grant))
+        .collect()
+}
+
 /// An agent with a grant, as the file has it (identity details are filled in when seen).
 fn from_grant(id: &str, grant: &AgentGrant) -> AgentState {
     AgentState {

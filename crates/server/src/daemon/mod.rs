@@ -53,6 +53,7 @@ use crate::state::{Board, State};
 use crate::sync::lock;
 
 pub use access::build_id;
+pub use agent_list::agents_in_file;
 pub use grants::AgentError;
 pub(crate) use layers::TokenReload;
 pub use people::ContactsSource;

@@ -222,11 +222,22 @@ pub fn revoked_by_user() -> ErrorData {
     )
 }
 
+/// The `terminated` error once the agent's own HTTP token was revoked.
+pub fn token_revoked() -> ErrorData {
+    ErrorData::new(
+        FORBIDDEN,
+        "the HTTP token this stream was opened with was revoked; make this agent a new one with \
+         `tidings token create NAME`",
+        Some(json!({ data::REASON: reason::TOKEN_REVOKED })),
+    )
+}
+
 /// The error for a principal revoked for `why`.
 pub fn revoked(why: Revocation) -> ErrorData {
     match why {
         Revocation::TokenRotated => token_rotated(),
         Revocation::ByUser => revoked_by_user(),
+        Revocation::TokenRevoked => token_revoked(),
     }
 }
 

@@ -9,7 +9,15 @@
 //! `notifications/events/terminated` Forbidden `{reason: "token_rotated"}`. The secret never
 //! crosses the socket, and the keychain stays the one place it is kept. If the daemon cannot
 //! read the keychain it fails closed: the old token is dropped and every request gets 401.
+//!
+//! Beside that token, each agent may have its own (`tidings token create NAME`, kept as hashes
+//! in `agent_tokens`): a request with one is the agent `token:NAME`, with a principal of its
+//! own, so that agent's grant applies to it alone. `tidings token revoke NAME` removes it from
+//! the file and sends the same `tidings/token/rotate`; the daemon reads both again, and the
+//! principal of a token no longer in the file is revoked (`token_revoked`): its streams end
+//! and its next request gets 401.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -17,6 +25,7 @@ use tidings_platform::Keychain;
 use tidings_protocol::payloads::{Rotation, rotation};
 use tokio_util::sync::CancellationToken;
 
+use super::agent_tokens::{self, AgentTokens};
 use super::token::{self, Token, TokenError};
 use crate::agents::Agent;
 use crate::clients::{ConnectionState, Revocation};
@@ -39,12 +48,16 @@ pub struct HttpAuth {
     daemon: Daemon,
     /// The endpoint's own stop token: every principal's `closed` is a child of it.
     stop: CancellationToken,
+    /// The agents' own tokens (none with `--no-auth`).
+    agent_tokens: AgentTokens,
 }
 
 struct Current {
     /// `None` with `--no-auth`, or after a failed reload (then nothing is accepted).
     token: Option<Token>,
     principal: Arc<ConnectionState>,
+    /// The principal of each agent token that made a request, by the agent's name.
+    agents: BTreeMap<String, Arc<ConnectionState>>,
 }
 
 /// Why a request was not let in.
@@ -71,6 +84,11 @@ impl HttpAuth {
                 (Some(keychain), Some(token))
             }
         };
+        let agent_tokens = AgentTokens::new(
+            keychain
+                .is_some()
+                .then(|| agent_tokens::path_beside(daemon.settings_path())),
+        );
         Ok(HttpAuth {
             keychain,
             current: Mutex::new(Current {
@@ -78,11 +96,13 @@ impl HttpAuth {
                 principal: ConnectionState::http_token(
                     daemon.clients(),
                     &stop,
-                    token_agent(daemon),
+                    token_agent(daemon, DEFAULT_TOKEN_AGENT),
                 ),
+                agents: BTreeMap::new(),
             }),
             daemon: daemon.clone(),
             stop,
+            agent_tokens,
         })
     }
 
@@ -101,15 +121,59 @@ impl HttpAuth {
             return Ok(current.principal.clone());
         }
         let presented = header.and_then(bearer).ok_or(AuthFailure::Missing)?;
-        match &current.token {
-            Some(token) if token.matches(presented) => Ok(current.principal.clone()),
-            _ => Err(AuthFailure::Invalid),
+        if let Some(token) = &current.token
+            && token.matches(presented)
+        {
+            return Ok(current.principal.clone());
         }
+        drop(current);
+        // Read outside the lock: the file may be re-read.
+        let name = self
+            .agent_tokens
+            .find(presented)
+            .ok_or(AuthFailure::Invalid)?;
+        let mut current = lock(&self.current);
+        let principal = current.agents.entry(name).or_insert_with_key(|name| {
+            ConnectionState::http_token(
+                self.daemon.clients(),
+                &self.stop,
+                token_agent(&self.daemon, name),
+            )
+        });
+        Ok(principal.clone())
     }
 
-    /// Streams open under the token in force.
+    /// Streams open under the token in force and the agents' tokens.
     pub fn open_streams(&self) -> usize {
-        lock(&self.current).principal.open_streams()
+        let current = lock(&self.current);
+        current.principal.open_streams()
+            + current
+                .agents
+                .values()
+                .map(|p| p.open_streams())
+                .sum::<usize>()
+    }
+
+    /// Read the agents' tokens again; revoke the principal of each token no longer there.
+    /// The number of streams that ended.
+    fn reload_agent_tokens(&self) -> usize {
+        let names = self.agent_tokens.names(true);
+        let mut current = lock(&self.current);
+        let gone: Vec<String> = current
+            .agents
+            .keys()
+            .filter(|n| !names.contains(n))
+            .cloned()
+            .collect();
+        let mut ended = 0;
+        for name in gone {
+            if let Some(principal) = current.agents.remove(&name) {
+                ended += principal.open_streams();
+                principal.revoke(Revocation::TokenRevoked);
+                tracing::info!(agent = %name, "agent token revoked");
+            }
+        }
+        ended
     }
 
     /// Re-read the token from the keychain; see the module docs. Blocks on the keychain.
@@ -117,6 +181,10 @@ impl HttpAuth {
         let Some(keychain) = &self.keychain else {
             return Ok(Rotation::declined(rotation::NO_AUTH).into());
         };
+        let revoked = self.reload_agent_tokens();
+        if revoked > 0 {
+            tracing::info!(streams_ended = revoked, "agent token streams ended");
+        }
         let loaded = token::load(keychain.as_ref());
         let mut current = lock(&self.current);
         let next = match loaded {
@@ -144,7 +212,7 @@ impl HttpAuth {
         current.principal = ConnectionState::http_token(
             self.daemon.clients(),
             &self.stop,
-            token_agent(&self.daemon),
+            token_agent(&self.daemon, DEFAULT_TOKEN_AGENT),
         );
     }
 }
@@ -155,12 +223,10 @@ impl TokenReload for HttpAuth {
     }
 }
 
-/// The agent of the endpoint's one token: every client that holds it.
-fn token_agent(daemon: &Daemon) -> Arc<Agent> {
-    Agent::known_as(
-        AgentIdentity::token(DEFAULT_TOKEN_AGENT),
-        &daemon.settings_arc().agents,
-    )
+/// The agent of a token: `token:NAME` ([`DEFAULT_TOKEN_AGENT`] for the endpoint's own, whose
+/// every holder is that one agent).
+fn token_agent(daemon: &Daemon, name: &str) -> Arc<Agent> {
+    Agent::known_as(AgentIdentity::token(name), &daemon.settings_arc().agents)
 }
 
 /// The name of the agent the endpoint's token stands for.

@@ -160,7 +160,10 @@ impl Guard {
         // The token was checked on the headers; the body may have taken until after a
         // rotation or a stop, and neither may let a request through.
         // A client the user revoked keeps a valid token: the handler answers it Forbidden.
-        if principal.revocation() == Some(Revocation::TokenRotated) {
+        if matches!(
+            principal.revocation(),
+            Some(Revocation::TokenRotated | Revocation::TokenRevoked)
+        ) {
             return Err(unauthorized(AuthFailure::Invalid));
         }
         if self.stop.is_cancelled() {

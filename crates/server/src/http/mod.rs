@@ -20,6 +20,7 @@
 //! the endpoint as `[http]` settings change). Decisions: docs/http.md.
 
 mod accept;
+pub mod agent_tokens;
 pub mod auth;
 pub mod guard;
 mod refusal;

@@ -1,12 +1,18 @@
 //! The command line: `tidings serve`, `tidings tail`, `tidings check`, `tidings status`,
-//! `tidings token`, `tidings connect|disconnect|clients`, `tidings install` / `uninstall`,
-//! `tidings doctor`, parsed with clap.
+//! `tidings agents`, `tidings token`, `tidings connect|disconnect|clients`, `tidings install` /
+//! `uninstall`, `tidings doctor`, parsed with clap.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+
+mod agents;
+mod token;
+
+pub use agents::{AgentIdArg, AgentsArgs, AgentsCommand};
+pub use token::{RotateArgs, TokenCommand, TokenListArgs, TokenNameArgs};
 
 /// Tidings: tells local AI clients when new mail or a new message arrives.
 #[derive(Debug, Parser)]
@@ -35,7 +41,10 @@ pub enum Command {
     Check(CheckArgs),
     /// Show whether a daemon is serving, its stores, which types are on, clients and streams.
     Status(StatusArgs),
-    /// Show or rotate the HTTP endpoint's bearer token (kept in the OS keychain).
+    /// List the agents (the programs that connect) and their grants; allow, deny or forget one.
+    #[command(after_help = agents::AGENTS_HELP)]
+    Agents(AgentsArgs),
+    /// Show or rotate the HTTP endpoint's bearer token; create, list or revoke a token per agent.
     #[command(subcommand)]
     Token(TokenCommand),
     /// Point an MCP client (Claude Code, Cursor, …) at Tidings, then check it connects.
@@ -241,25 +250,6 @@ Examples:
   tidings connect goose
   tidings disconnect cursor
   tidings clients";
-
-/// `tidings token`.
-#[derive(Debug, Subcommand)]
-pub enum TokenCommand {
-    /// Print the bearer token for `Authorization: Bearer <token>`.
-    Show,
-    /// Replace the token; a running daemon switches at once and ends streams opened with the
-    /// old one.
-    Rotate(RotateArgs),
-}
-
-/// `tidings token rotate`.
-#[derive(Debug, Args)]
-pub struct RotateArgs {
-    /// The running daemon's socket, told to switch [default: `TIDINGS_SOCKET`, else the
-    /// platform default].
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
-}
 
 const SERVE_HELP: &str = "\
 Without --demo, reads the stores in your home (~/Library/Mail, ~/Library/Messages) and the
@@ -492,79 +482,4 @@ pub struct StatusArgs {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn the_command_line_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn simulate_takes_seconds_or_off() {
-        assert_eq!(parse_simulate("off"), Ok(Simulate(None)));
-        assert_eq!(
-            parse_simulate("0.5"),
-            Ok(Simulate(Some(Duration::from_millis(500))))
-        );
-        assert!(parse_simulate("0").is_err());
-        assert!(parse_simulate("soon").is_err());
-    }
-
-    #[test]
-    fn tail_collects_repeated_filters() {
-        let cli = Cli::try_parse_from([
-            "tidings",
-            "tail",
-            "mail.received",
-            "--domains",
-            "a.com",
-            "--domains",
-            "b.com",
-            "--max-age",
-            "10m",
-        ])
-        .unwrap();
-        let Command::Tail(tail) = cli.command else {
-            panic!("not tail")
-        };
-        assert_eq!(tail.domains, ["a.com", "b.com"]);
-        assert_eq!(tail.max_age, Some(Duration::from_secs(600)));
-    }
-
-    #[test]
-    fn no_auth_needs_demo_and_http() {
-        let parse = |args: &[&str]| Cli::try_parse_from(["tidings", "serve"].iter().chain(args));
-        assert!(parse(&["--http", "127.0.0.1:3917", "--no-auth"]).is_err());
-        assert!(parse(&["--demo", "--no-auth"]).is_err());
-        assert!(parse(&["--demo", "--http", "127.0.0.1:3917", "--no-auth"]).is_ok());
-        assert!(parse(&["--http", "localhost"]).is_err());
-        let err = parse(&["--demo", "--http", "0.0.0.0:3917"]).unwrap_err();
-        assert!(err.to_string().contains("not a loopback address"), "{err}");
-        assert!(parse(&["--http", "[::1]:3917"]).is_ok());
-    }
-
-    #[test]
-    fn conformance_controls_need_demo() {
-        let parse = |args: &[&str]| Cli::try_parse_from(["tidings", "serve"].iter().chain(args));
-        assert!(parse(&["--conformance-controls"]).is_err());
-        assert!(parse(&["--demo", "--conformance-controls"]).is_ok());
-    }
-
-    #[test]
-    fn doctor_takes_the_demo_directory_by_serves_name_too() {
-        for flag in ["--demo-dir", "--data-dir"] {
-            let cli = Cli::try_parse_from(["tidings", "doctor", flag, "/tmp/d"]).unwrap();
-            let Command::Doctor(args) = cli.command else {
-                panic!("not doctor: {cli:?}");
-            };
-            assert_eq!(args.demo_dir, Some(PathBuf::from("/tmp/d")));
-        }
-    }
-
-    #[test]
-    fn data_dir_needs_demo() {
-        assert!(Cli::try_parse_from(["tidings", "serve", "--data-dir", "/tmp/x"]).is_err());
-    }
-}
+mod tests;
