@@ -22,6 +22,10 @@
 //!   snippets, and where the shim is.
 //! - [`processes`]: [`Processes`], whether a host is running: `/proc` on Linux, `pgrep` on
 //!   macOS.
+//! - [`identity`]: [`AgentIdentity`], who an agent is: the walk from a socket peer's pid past
+//!   the shim, shells and launchers to its program (an interpreter by its script), read from
+//!   `/proc` on Linux and through libc on macOS, where a program signed with a team is known
+//!   by its signature (`codesign` through the [`CommandRunner`]); [`default_identifier`] picks.
 //! - [`notifier`]: [`Notifier`], desktop notifications: `DesktopNotifier` (notify-rust, feature
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
 //! - [`panes`]: opening System Settings at the Full Disk Access or Login Items pane through the
@@ -34,7 +38,8 @@
 //! - [`error`]: the crate's error enums, [`PathError`], [`CommandError`], [`LauncherError`], [`LoginError`].
 //!
 //! macOS and Linux implementations sit side by side and both compile on both OSes; only the
-//! `default_*` pickers and [`paths::Os::CURRENT`] are chosen by `cfg`.
+//! `default_*` pickers, [`paths::Os::CURRENT`], the menu-bar checks and the libc calls that
+//! read a macOS process (`identity::DarwinTable`) are chosen by `cfg`.
 //!
 //! ```no_run
 //! use tidings_platform::{default_launcher, paths, StartRequest};
@@ -72,6 +77,7 @@ pub use command::{
 };
 pub use error::{CommandError, LauncherError, LoginError, PathError};
 pub use hosts::{Format, Host, Launch, Mode, ServerEnv};
+pub use identity::{AgentIdentity, Identifier, agent_id, default_identifier};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};

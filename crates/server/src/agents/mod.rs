@@ -169,6 +169,7 @@ impl Agents {
         if seen.len() > MAX_SEEN
             && let Some(oldest) = seen
                 .iter()
+                .filter(|(k, _)| k.as_str() != agent.key())
                 .min_by_key(|(_, s)| s.last_seen_ms)
                 .map(|(k, _)| k.clone())
         {
@@ -243,5 +244,57 @@ impl Agents {
                 Asked::New
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(n: usize) -> Arc<Agent> {
+        Agent::new(AgentIdentity::token(&format!("agent-{n}")))
+    }
+
+    #[test]
+    fn one_question_per_agent_and_at_most_max_asks() {
+        let agents = Agents::default();
+        for n in 0..MAX_ASKS {
+            assert!(matches!(
+                agents.ask(&agent(n), EventType::MailReceived, "new mail"),
+                Asked::New
+            ));
+        }
+        // The same agent again joins its question; a new one past the cap is refused.
+        assert!(matches!(
+            agents.ask(&agent(0), EventType::MessagesReceived, "new messages"),
+            Asked::Open
+        ));
+        assert!(matches!(
+            agents.ask(&agent(MAX_ASKS), EventType::MailReceived, "new mail"),
+            Asked::Full
+        ));
+        assert_eq!(agents.asks().len(), MAX_ASKS);
+        // An answer makes room.
+        assert!(agents.answered(agent(3).key()));
+        assert!(matches!(
+            agents.ask(&agent(MAX_ASKS), EventType::MailReceived, "new mail"),
+            Asked::New
+        ));
+    }
+
+    #[test]
+    fn seen_agents_keep_a_few_announced_names_and_a_bounded_list() {
+        let agents = Agents::default();
+        let a = agent(1);
+        for name in ["claude-code", "claude-code", "cursor", "x", "y", "z"] {
+            agents.saw(&a, Some(name));
+        }
+        let seen = agents.seen();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].announced, ["claude-code", "cursor", "x", "y"]);
+        for n in 0..MAX_SEEN + 10 {
+            agents.saw(&agent(n + 10), None);
+        }
+        assert_eq!(agents.seen().len(), MAX_SEEN);
     }
 }

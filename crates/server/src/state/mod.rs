@@ -168,6 +168,16 @@ impl State {
             return format!("Paused until {}", clock(until));
         }
         match self
+            .agents
+            .iter()
+            .filter(|a| a.access == AgentAccess::Asking)
+            .count()
+        {
+            0 => {}
+            1 => return "A program asks for events: open Settings".to_owned(),
+            n => return format!("{n} programs ask for events: open Settings"),
+        }
+        match self
             .clients
             .iter()
             .filter(|c| !c.revoked && !c.subscriptions.is_empty())
@@ -283,6 +293,30 @@ mod tests {
         assert_eq!(s.headline(), "2 clients listening");
         s.clients[0].revoked = true;
         assert_eq!(s.headline(), "1 client listening", "a revoked client");
+        // A program waiting for the user's answer comes before who listens.
+        let asking = AgentState {
+            id: "claude-1a2b3c".into(),
+            identity: "exe:/usr/bin/claude".into(),
+            name: "claude".into(),
+            signer: None,
+            program: None,
+            kind: AgentKind::Program,
+            announced: vec![],
+            access: AgentAccess::Asking,
+            grants: vec![],
+            asking: Some("mail.received".into()),
+            connections: 1,
+            streams: 0,
+            delivered: 0,
+            last_seen_ms: None,
+        };
+        s.agents = vec![asking.clone()];
+        assert_eq!(s.headline(), "A program asks for events: open Settings");
+        s.agents.push(AgentState {
+            id: "x-1".into(),
+            ..asking
+        });
+        assert_eq!(s.headline(), "2 programs ask for events: open Settings");
     }
 
     #[test]

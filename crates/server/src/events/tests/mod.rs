@@ -4,6 +4,7 @@
 // `h` (the harness), `c` (a client), `d` (a discovery result): the tests' short vocabulary.
 #![allow(clippy::many_single_char_names)]
 
+mod agents;
 mod backfill;
 mod categories;
 mod connection;
