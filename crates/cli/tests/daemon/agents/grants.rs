@@ -29,7 +29,7 @@ fn poll_until(client: &mut Client, event_type: &str, cursor: &str, last: &str) -
                 .iter()
                 .map(|e| e["eventId"].as_str().unwrap().to_owned()),
         );
-        cursor = result["cursor"].as_str().unwrap().to_owned();
+        result["cursor"].as_str().unwrap().clone_into(&mut cursor);
         if got.iter().any(|e| e == last) {
             break;
         }
@@ -285,8 +285,14 @@ fn agents_a_client_announcing_another_hosts_name_gets_its_own_grant() {
     let writer = Writer::new(daemon.home());
     let mail = writer.mail("ana@example.com");
     let message = writer.message("+12025550111");
-    assert_eq!(stream_until(&mut b_client, 2, &message), [message.clone()]);
-    assert_eq!(stream_until(&mut a_client, 1, &mail), [mail.clone()]);
+    assert_eq!(
+        stream_until(&mut b_client, 2, &message),
+        std::slice::from_ref(&message)
+    );
+    assert_eq!(
+        stream_until(&mut a_client, 1, &mail),
+        std::slice::from_ref(&mail)
+    );
     let b_frames: String = b_client.frames.iter().map(Value::to_string).collect();
     assert!(!b_frames.contains(&mail), "B got A's mail");
 
@@ -331,7 +337,7 @@ fn agents_a_grant_edited_in_the_file_applies_live() {
     let com1 = writer.mail("ana@example.com");
     assert_eq!(
         stream_until(&mut client, 1, &com1),
-        [com1.clone()],
+        std::slice::from_ref(&com1),
         "not {org1}"
     );
 
