@@ -15,6 +15,8 @@ mod http_common;
 mod agents;
 // The app's commands: pause all, checked settings changes, the token.
 mod app;
+// Each agent (the program that started the shim) gets only its grant, on every path.
+mod agents;
 // A row whose values break their column's promise is delivered leniently.
 mod bad_rows;
 // `tidings-mcp --channel` as Claude Code drives it: capabilities, one note per event, restarts.
