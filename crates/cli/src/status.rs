@@ -329,8 +329,6 @@ mod tests {
                 stores_read: 2,
                 problem: None,
             },
-            agents: vec![],
-            new_agents: tidings_core::settings::NewAgents::Ask,
         }
     }
 

@@ -180,8 +180,6 @@ fn a_stale_grant_says_to_re_add_tidings() {
             last_granted: "1".into(),
         },
         contacts: tidings_server::state::ContactsState::default(),
-        agents: vec![],
-        new_agents: tidings_core::settings::NewAgents::Ask,
     };
     let c = access_check(&findings(Ok(state), vec![Ok(()), Ok(())]));
     assert_eq!(c.outcome, Outcome::Fail);

@@ -12,7 +12,7 @@ mod common;
 mod http_common;
 
 // `tidings agents` and `tidings token create|list|revoke` against a demo daemon and without.
-mod agents;
+mod agents_cli;
 // The app's commands: pause all, checked settings changes, the token.
 mod app;
 // Each agent (the program that started the shim) gets only its grant, on every path.
