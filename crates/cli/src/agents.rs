@@ -181,6 +181,26 @@ async fn list(path: &Path, socket: &Path, json_out: bool) -> anyhow::Result<()> 
 }
 
 /// The list for people.
+/// `1 stream`, `3 streams`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// How the agent was identified, in words.
+fn kind_word(kind: tidings_server::state::AgentKind) -> &'static str {
+    use tidings_server::state::AgentKind;
+    match kind {
+        AgentKind::Program => "a program",
+        AgentKind::Signed => "a signed program",
+        AgentKind::Token => "an HTTP token",
+        AgentKind::Unidentified => "not identified",
+    }
+}
+
 fn render(rows: &[Row], new: NewAgents) -> String {
     let mut out = String::new();
     if rows.is_empty() {
@@ -196,9 +216,9 @@ fn render(rows: &[Row], new: NewAgents) -> String {
         let _ = writeln!(out, "{}  {}{signer}: {}", a.id, a.name, access(row));
         let _ = writeln!(
             out,
-            "    identity: {} ({:?}){}",
+            "    identity: {} ({}){}",
             a.identity,
-            a.kind,
+            kind_word(a.kind),
             a.program
                 .as_ref()
                 .map(|p| format!(", program {p}"))
@@ -223,10 +243,10 @@ fn render(rows: &[Row], new: NewAgents) -> String {
         let _ = writeln!(out, "    grant: {}", grants.join("; "));
         let _ = writeln!(
             out,
-            "    now: {} connection(s), {} stream(s); {} event(s) delivered; last seen {}",
-            a.connections,
-            a.streams,
-            a.delivered,
+            "    now: {}, {}; {} delivered; last seen {}",
+            count(a.connections, "connection"),
+            count(a.streams, "stream"),
+            count(usize::try_from(a.delivered).unwrap_or(usize::MAX), "event"),
             a.last_seen_ms.map_or_else(
                 || "not since Tidings started".to_owned(),
                 crate::output::utc
