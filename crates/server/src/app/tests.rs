@@ -66,6 +66,21 @@ fn the_view_has_exactly_the_contract_keys() {
             readable: true,
             problem: None,
         },
+        asks: vec![AskView {
+            id: "claude-1a2b3c".into(),
+            agent: "claude".into(),
+            wants: "new mail".into(),
+            event_type: "mail.received".into(),
+            since_ms: 1,
+        }],
+        new_agents: tidings_core::settings::NewAgents::Ask,
+        agent_grants: vec![AgentGrantView {
+            id: "claude-1a2b3c".into(),
+            types: vec![AgentTypeView {
+                event_type: "mail.received".into(),
+                grant: TypeGrantView::Senders(vec!["acme.com".into()]),
+            }],
+        }],
     };
     let v = serde_json::to_value(view).unwrap();
     let keys = |v: &serde_json::Value| {
@@ -76,16 +91,29 @@ fn the_view_has_exactly_the_contract_keys() {
     assert_eq!(
         keys(&v),
         [
+            "agentGrants",
+            "asks",
             "connectSnippet",
             "contacts",
             "firstRun",
             "http",
+            "newAgents",
             "notificationKinds",
             "notifications",
             "pausedUntilMs",
             "startAtLogin",
             "types"
         ]
+    );
+    assert_eq!(
+        v["asks"][0],
+        serde_json::json!({"id": "claude-1a2b3c", "agent": "claude", "wants": "new mail",
+            "eventType": "mail.received", "sinceMs": 1})
+    );
+    assert_eq!(v["newAgents"], "ask");
+    assert_eq!(
+        v["agentGrants"][0]["types"][0],
+        serde_json::json!({"eventType": "mail.received", "grant": {"senders": ["acme.com"]}})
     );
     assert_eq!(keys(&v["startAtLogin"]), ["state", "text"]);
     assert_eq!(

@@ -40,6 +40,12 @@ const APP_SHIM: &str = "/Applications/Tidings.app/Contents/MacOS/tidings-mcp";
 /// The clients' announced name and version, as `tidings tail` announces itself.
 const CLIENT: (&str, &str) = ("tidings", "0.1.0");
 
+/// The program the fixtures' clients are, as the agent behind them.
+const AGENT_PROGRAM: &str = "/usr/local/bin/claude";
+
+/// Its name.
+const AGENT_NAME: &str = "claude";
+
 /// The engine's version in the fixtures: a release would otherwise change them.
 const VERSION: &str = "0.1.0";
 
@@ -217,6 +223,21 @@ fn pin(state: &mut State, activity: &mut [Delivery], settings: &mut app::Setting
         for s in &mut c.subscriptions {
             let last = newest(&|d| d.client_id == id && d.event_type == s.event_type);
             s.last_delivery_ms = s.last_delivery_ms.and(last);
+        }
+    }
+    // The clients are this test binary, whose name and path change with every build: pinned
+    // as the program a Mac would show (the id as its identity would give it).
+    for a in &mut state.agents {
+        let identity = format!("exe:{AGENT_PROGRAM}");
+        a.id = tidings_platform::identity::agent_id(AGENT_NAME, &identity);
+        a.identity = identity;
+        a.name = AGENT_NAME.to_owned();
+        a.program = Some(AGENT_PROGRAM.to_owned());
+        a.last_seen_ms = a.last_seen_ms.map(|_| T0 + 4_400 + 700 * 4);
+    }
+    for c in &mut state.clients {
+        if let Some(a) = state.agents.first() {
+            c.agent.clone_from(&a.id);
         }
     }
     settings.connect_snippet = place(&settings.connect_snippet);
