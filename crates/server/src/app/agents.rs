@@ -51,7 +51,7 @@ impl TypeGrantView {
             TypeGrant::Every(true) => TypeGrantView::Every,
             TypeGrant::Every(false) => TypeGrantView::None,
             TypeGrant::Senders(s) => {
-                TypeGrantView::Senders(s.iter().map(|e| e.to_string()).collect())
+                TypeGrantView::Senders(s.iter().map(ToString::to_string).collect())
             }
         }
     }

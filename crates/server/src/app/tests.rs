@@ -25,9 +25,8 @@ fn the_snippet_names_a_socket_the_host_would_not_find() {
     );
 }
 
-#[test]
-fn the_view_has_exactly_the_contract_keys() {
-    let view = SettingsView {
+fn sample_view() -> SettingsView {
+    SettingsView {
         types: vec![TypeView {
             name: "mail.received".into(),
             enabled: true,
@@ -81,8 +80,27 @@ fn the_view_has_exactly_the_contract_keys() {
                 grant: TypeGrantView::Senders(vec!["acme.com".into()]),
             }],
         }],
-    };
-    let v = serde_json::to_value(view).unwrap();
+    }
+}
+
+#[test]
+fn the_view_carries_the_asks_and_grants_for_the_window() {
+    let v = serde_json::to_value(sample_view()).unwrap();
+    assert_eq!(
+        v["asks"][0],
+        serde_json::json!({"id": "claude-1a2b3c", "agent": "claude", "wants": "new mail",
+            "eventType": "mail.received", "sinceMs": 1})
+    );
+    assert_eq!(v["newAgents"], "ask");
+    assert_eq!(
+        v["agentGrants"][0]["types"][0],
+        serde_json::json!({"eventType": "mail.received", "grant": {"senders": ["acme.com"]}})
+    );
+}
+
+#[test]
+fn the_view_has_exactly_the_contract_keys() {
+    let v = serde_json::to_value(sample_view()).unwrap();
     let keys = |v: &serde_json::Value| {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();
@@ -104,16 +122,6 @@ fn the_view_has_exactly_the_contract_keys() {
             "startAtLogin",
             "types"
         ]
-    );
-    assert_eq!(
-        v["asks"][0],
-        serde_json::json!({"id": "claude-1a2b3c", "agent": "claude", "wants": "new mail",
-            "eventType": "mail.received", "sinceMs": 1})
-    );
-    assert_eq!(v["newAgents"], "ask");
-    assert_eq!(
-        v["agentGrants"][0]["types"][0],
-        serde_json::json!({"eventType": "mail.received", "grant": {"senders": ["acme.com"]}})
     );
     assert_eq!(keys(&v["startAtLogin"]), ["state", "text"]);
     assert_eq!(
