@@ -70,6 +70,9 @@ export function askRows(ctx: Ctx): AskRows {
     });
     for (const [id, r] of rows) {
       if (!seen.has(id)) {
+        // Answered by keyboard: focus goes back to the selected section's tab, not to
+        // whatever control follows the row.
+        if (r.el.contains(document.activeElement)) document.querySelector<HTMLElement>("[role=tab][aria-selected=true]")?.focus();
         r.el.remove();
         rows.delete(id);
       }

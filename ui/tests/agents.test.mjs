@@ -26,6 +26,7 @@ test("a question shows above every section; Allow answers it and the row goes", 
     await page.keyboard.press("Enter");
     assert.deepEqual(await calls(page, "answer_agent"), [{ id: SCRIPT, allow: true }]);
     await page.waitForFunction(() => document.querySelector("[data-testid=asks]").hidden);
+    assert.equal(await page.evaluate(() => document.activeElement.id), "tab-status", "focus goes back to the selected tab");
     await page.locator("#tab-clients").click();
     assert.match(await card(page, SCRIPT).innerText(), /Allowed/);
     // Allowed now, its grant is in settings.toml and can be edited.
