@@ -19,7 +19,11 @@
 # its own whose settings allow one Messages sender and no group, the window's sender picker
 # adds the Contacts group Family (keyboard only); a message from a member reaches a running
 # `tidings tail` with her name; taken out of the group in Contacts, her next message is not
-# delivered while a later one from the still-allowed sender is.
+# delivered while a later one from the still-allowed sender is. Last, on a demo home whose
+# settings say `[agents] new = "ask"`, a `tidings tail` with no grant waits while the window
+# shows its question above every section; Allow (keyboard) saves its grant, the tail gets a
+# live mail.received, and the Clients section lists the agent (TIDINGS_E2E_ONLY=agents runs
+# just this; with SHOTS_DIR the two shots are kept as app-agents-*-$THEME.png).
 #
 # Every wait polls for a condition with a generous bound; nothing asserts on timing.
 # Env: SHOTS_DIR=DIR also writes the menu's screenshot there as menu-$THEME.png (make
@@ -544,6 +548,99 @@ people_steps() {
   removed_member_not_delivered
 }
 
+# ---- agents: a program with no grant asks, the window allows it -------------------------
+
+agents=$work/agents
+agents_sock=$agents/tidings.sock
+agents_status() { "$cli" status --socket "$agents_sock" --json; }
+# agent_access ACCESS: some agent in `tidings status` has this access (asking, allowed, ...).
+agent_access() {
+  agents_status | python3 -c '
+import json, sys
+sys.exit(0 if any(a["access"] == sys.argv[1] for a in json.load(sys.stdin)["agents"]) else 1)
+' "$1"
+}
+new_agents_ask() { agents_status | grep -Eq '"new_agents": *"ask"|"newAgents": *"ask"'; }
+agents_tail_has_mail() { grep -q '"mail.received"\|"subject"\|"from"' "$out/tail-agents.out"; }
+
+# The demo's allowlists with `[agents] new = "ask"` (the demo writes "allow"), written before
+# the app lays out the demo, which keeps them: not a first run, so no sheet over the window.
+AGENTS_SETTINGS='[mail]
+enabled = true
+allow = ["example.com", "example.org", "example.net"]
+
+[messages]
+enabled = true
+allow = ["+120255501*"]
+
+[agents]
+new = "ask"
+'
+
+# The demo app with its window open and mail arriving every second.
+start_agents_app() {
+  mkdir -p "$agents" && chmod 700 "$agents"
+  printf '%s' "$AGENTS_SETTINGS" >"$agents/settings.toml"
+  XDG_STATE_HOME="$work/state-agents" "$app" --demo --data-dir "$agents" --simulate 1 \
+    --open-settings -v >"$out/app-agents.log" 2>&1 &
+  app_pid=$!
+  pids+=($app_pid)
+  wait_for 60 "socket from the agents app" agents_status
+  wait_for 30 "the agents app's settings window" xdotool search --onlyvisible --name '^Tidings Settings$'
+  settings=$(xdotool search --onlyvisible --name '^Tidings Settings$' | head -n1)
+  wait_for 30 "new = \"ask\" in force" new_agents_ask
+}
+
+# A client with no grant asks: its request waits, the window shows the question above every
+# section; Tab (the selected section's tab), Tab (Don't Allow), Tab (Allow), Return.
+window_allows_asking_agent() {
+  "$cli" tail mail.received --socket "$agents_sock" >"$out/tail-agents.out" 2>"$out/tail-agents.err" &
+  tail_pid=$!
+  pids+=($tail_pid)
+  wait_for 30 "the client asking (tidings status)" agent_access asking
+  wait_for 30 "the question in the window" settled agents-ask
+  [ -n "${SHOTS_DIR:-}" ] && cp "$out/agents-ask.png" "$SHOTS_DIR/app-agents-ask-$theme.png"
+  xdotool windowfocus --sync "$settings"
+  xdotool key Tab Tab Tab Return
+  wait_for 30 "the agent allowed (tidings status)" agent_access allowed
+  grep -q '^\[agents\.known\.' "$agents/settings.toml" || fail "Allow saved no grant in settings.toml"
+  grep -Eq '^access = "allow"' "$agents/settings.toml" || fail "Allow saved no access = \"allow\""
+  wait_for 60 "a live mail.received in the allowed client's tail" agents_tail_has_mail
+  kill -0 "$tail_pid" 2>/dev/null || fail "the allowed client's tail ended: $(cat "$out/tail-agents.err")"
+}
+
+# The Clients section lists the agent by its program. The answered row hands focus back to
+# the selected tab (Status); Down Down selects Clients.
+window_lists_the_agent() {
+  agents_status | python3 -c '
+import json, sys
+agents = json.load(sys.stdin)["agents"]
+ok = [a for a in agents if a["access"] == "allowed" and a["connections"] >= 1 and a["streams"] >= 1]
+sys.exit(0 if ok and all(a["name"] and a["identity"] for a in ok) else 1)
+' || fail "no allowed agent with its identity and stream: $(agents_status)"
+  xdotool key Down Down
+  wait_for 30 "the Clients section with the agent" settled agents-clients
+  [ -n "${SHOTS_DIR:-}" ] && cp "$out/agents-clients.png" "$SHOTS_DIR/app-agents-clients-$theme.png"
+  kill "$tail_pid"
+  kill -TERM "$app_pid"
+  app_done() { ! kill -0 "$app_pid" 2>/dev/null; }
+  wait_for 30 "the agents app to exit on SIGTERM" app_done
+  ! grep -q 'panicked' "$out/app-agents.log" || fail "the agents app panicked"
+}
+
+agents_steps() {
+  start_agents_app
+  window_allows_asking_agent
+  window_lists_the_agent
+}
+
+# TIDINGS_E2E_ONLY=agents runs just these steps.
+if [ "${TIDINGS_E2E_ONLY:-}" = agents ]; then
+  agents_steps
+  echo "== app-e2e ($theme): agents ok (artifacts in target/app-e2e/$theme)" >&2
+  exit 0
+fi
+
 # TIDINGS_E2E_ONLY=people runs just these steps (quicker while working on them).
 if [ "${TIDINGS_E2E_ONLY:-}" = people ]; then
   people_steps
@@ -567,4 +664,5 @@ menu_quits
 log_file_written
 hidden_icon_opens_settings
 people_steps
+agents_steps
 echo "== app-e2e ($theme): ok (artifacts in target/app-e2e/$theme)" >&2

@@ -25,7 +25,7 @@ pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Windo
         // A hand edit that swaps one allowlist entry for another leaves the State's counts
         // as they were: the settings in force wake this watcher too.
         let mut settings = engine.settings_changes();
-        let mut sent: Option<(Settings, Option<u64>, bool)> = None;
+        let mut sent: Option<(Settings, Option<u64>, bool, Vec<String>)> = None;
         loop {
             settings.borrow_and_update();
             // Built only for an open window: with it closed (most of the time) a change costs
@@ -39,10 +39,19 @@ pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Windo
             main.send(AppEvent::Refresh);
             if let Some(changed) = changed {
                 window_state.send(changed);
+                // The questions open are in the view, not the settings: a new one (or one
+                // answered) sends the view too.
+                let asks: Vec<String> = engine
+                    .agents()
+                    .asks()
+                    .into_iter()
+                    .map(|a| a.agent.id.clone())
+                    .collect();
                 let key = (
                     engine.settings(),
                     engine.paused_until_ms(),
                     engine.first_run(),
+                    asks,
                 );
                 if sent.as_ref() != Some(&key) {
                     let view = app::settings_view(engine).await;

@@ -285,6 +285,9 @@ fn start_engine(
 ) -> Result<Option<Handle>, StartError> {
     let started = runtime.block_on(async {
         let handle = Tidings::start(args.config()?)?;
+        // The app can ask: an agent with no grant under `[agents] new = "ask"` waits for the
+        // window's Allow or Don't Allow instead of being refused at once.
+        handle.agents().set_prompts(true);
         // As `tidings serve` shows them; a missing notification server is logged once, never
         // fatal.
         tidings_server::notices::deliver(handle.notices(), tidings_platform::desktop_notifier());

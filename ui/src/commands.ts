@@ -32,6 +32,11 @@ export const COMMANDS = [
   "recent_senders",
   "set_names",
   "set_categories",
+  "answer_agent",
+  "set_agent_access",
+  "set_agent_type",
+  "forget_agent",
+  "set_new_agents",
 ] as const;
 
 /** One command name. */

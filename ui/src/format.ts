@@ -182,6 +182,8 @@ export function notificationLabel(kind: NotificationKind): string {
       return "A Mail or Messages store is rebuilt";
     case "settings_rejected":
       return "An edit of settings.toml is rejected";
+    case "agent_asks":
+      return "A new program asks for your mail or messages";
   }
 }
 

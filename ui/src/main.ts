@@ -5,6 +5,7 @@ import "./style.css";
 import { call, messageOf, on } from "./bridge";
 import type { Ctx, Model, Section } from "./context";
 import { h, setText } from "./dom";
+import { askRows } from "./asks";
 import { firstRun } from "./firstrun";
 import { menuBarNotice } from "./menubar";
 import type { Delivery, SettingsView, State } from "./model";
@@ -19,9 +20,11 @@ const model: Model = { state: null, settings: null, activity: [] };
 let sections: Section[] = [];
 let sheet: ReturnType<typeof firstRun> | null = null;
 const notice = menuBarNotice();
+let asks: ReturnType<typeof askRows> | null = null;
 
 function render(): void {
   notice.update(model);
+  asks?.update(model);
   for (const s of sections) s.update(model);
   sheet?.update(model);
 }
@@ -65,6 +68,7 @@ async function start(): Promise<void> {
   const root = document.getElementById("app")!;
   sections = [statusSection(ctx), typesSection(ctx), clientsSection(ctx), connectSection(ctx), activitySection(ctx), advancedSection(ctx)];
   sheet = firstRun(ctx);
+  asks = askRows(ctx);
   const main = h("main", { class: "content" });
   for (const s of sections) {
     s.panel.id = `panel-${s.id}`;
@@ -85,7 +89,7 @@ async function start(): Promise<void> {
   };
   const banner = h("p", { class: "banner", attrs: { role: "alert", "data-testid": "banner" } });
   banner.hidden = true;
-  root.replaceChildren(sidebar(sections, select), h("div", { class: "pane" }, banner, notice.element, main), sheet.dialog);
+  root.replaceChildren(sidebar(sections, select), h("div", { class: "pane" }, banner, asks.element, notice.element, main), sheet.dialog);
   const wanted = sections.findIndex((s) => `#${s.id}` === location.hash);
   select(wanted < 0 ? 0 : wanted, false);
 

@@ -6,6 +6,15 @@
 import type { State as EngineState } from "./generated/engine";
 
 export type {
+  AgentAccess,
+  AgentGrantView,
+  AgentKind,
+  AgentState,
+  AgentTypeView,
+  AskView,
+  NewAgents,
+  TypeGrantState,
+  TypeGrantView,
   AllowCheck,
   AllowEntryView,
   AllowKind,

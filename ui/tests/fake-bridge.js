@@ -4,6 +4,9 @@
 // call, and lets a test emit events as the app or the tray would. It also keeps a small
 // Contacts (people, a company card, groups) and each type's recent senders, so the sender
 // picker, person and group entries, the names switch and the categories work as in the app.
+// Agents: the State's agents and the SettingsView's questions and grants move together, as
+// the app's answer_agent, set_agent_access, set_agent_type, forget_agent and set_new_agents
+// move them (a grant made on first decision, a question closed by any decision).
 //
 // Self-contained on purpose: Playwright serialises `installFakeBridge` into the page.
 
@@ -25,6 +28,10 @@ export function installFakeBridge(seed) {
     t.categories ??= [];
     t.offeredCategories ??= t.name === "mail.received" ? ["primary", "transactions", "updates", "promotions"] : ["primary", "transactions", "promotions"];
   }
+  data.settings.asks ??= [];
+  data.settings.newAgents ??= "ask";
+  data.settings.agentGrants ??= [];
+  data.state.agents ??= [];
   const calls = [];
   const unknown = [];
   const listeners = new Map();
@@ -136,8 +143,9 @@ export function installFakeBridge(seed) {
   }
   function settingsChanged() {
     derive();
-    emit("settings-changed", data.settings);
-    return clone(data.settings);
+    const view = settingsOut();
+    emit("settings-changed", view);
+    return view;
   }
 
   // A small model of core's SenderPattern::parse_allow, enough to exercise the UI.
@@ -188,9 +196,82 @@ export function installFakeBridge(seed) {
     return data.hosts.find((x) => x.id === id);
   }
 
+  // Agents: a decision saves a grant (made on the first one) and closes the agent's question.
+  function agentOf(id) {
+    return data.state.agents.find((a) => a.id === id);
+  }
+  function grantOf(id) {
+    return data.settings.agentGrants.find((g) => g.id === id);
+  }
+  function decide(id, change) {
+    const a = agentOf(id);
+    let g = grantOf(id);
+    if (!a && !g) return fail(`no agent \`${id}\`: \`tidings agents\` lists the agents Tidings knows and their ids (a program is known once it has connected)`);
+    if (!g) {
+      g = { id, types: data.settings.types.map((t) => ({ eventType: t.name, grant: "every" })), access: "allowed" };
+      data.settings.agentGrants.push(g);
+    }
+    g.access ??= a?.access === "denied" ? "denied" : "allowed";
+    change(g);
+    data.settings.asks = data.settings.asks.filter((x) => x.id !== id);
+    if (a) {
+      a.access = g.access;
+      a.asking = null;
+      a.grants = g.types.map((t) => ({
+        eventType: t.eventType,
+        granted: t.grant !== "none" && a.access !== "denied",
+        senders: typeof t.grant === "object" ? t.grant.senders.length : null,
+      }));
+      if (a.access === "denied") a.streams = 0;
+    }
+    // The view carries no access (State does): kept aside on the grant, left out of the view.
+    const view = settingsChanged();
+    emit("state-changed", data.state);
+    return view;
+  }
+  function settingsOut() {
+    const out = clone(data.settings);
+    for (const g of out.agentGrants) delete g.access;
+    return out;
+  }
+
   derive();
 
   const handlers = {
+    answer_agent: ({ id, allow }) => {
+      if (!data.settings.asks.some((x) => x.id === id) && !agentOf(id)) return fail(`no agent \`${id}\``);
+      return decide(id, (g) => { g.access = allow ? "allowed" : "denied"; });
+    },
+    set_agent_access: ({ id, allow }) => decide(id, (g) => { g.access = allow ? "allowed" : "denied"; }),
+    set_agent_type: ({ id, eventType, grant }) => {
+      const t = typeOf(eventType);
+      if (!t) return fail(`unknown event type \`${eventType}\`; use mail.received or messages.received`);
+      if (typeof grant === "object") {
+        if (!grant.senders.length) return fail(`pick at least one sender for ${eventType}, or grant none (an empty list is no sender at all)`);
+        const bad = grant.senders.find((e) => !t.allow.includes(e));
+        if (bad !== undefined) return fail(`\`${bad}\` is not on the ${eventType} allowlist; an agent can be granted only senders the allowlist lets through, so add it to the allowlist first`);
+      } else if (grant !== "every" && grant !== "none") {
+        return fail("bad arguments to `set_agent_type`");
+      }
+      return decide(id, (g) => { g.types.find((x) => x.eventType === eventType).grant = clone(grant); });
+    },
+    forget_agent: ({ id }) => {
+      if (!grantOf(id)) return fail(`no agent \`${id}\`: \`tidings agents\` lists the agents Tidings knows and their ids (a program is known once it has connected)`);
+      data.settings.agentGrants = data.settings.agentGrants.filter((g) => g.id !== id);
+      const a = agentOf(id);
+      if (a) {
+        a.access = "new";
+        a.grants = data.settings.types.map((t) => ({ eventType: t.name, granted: true, senders: null }));
+      }
+      const view = settingsChanged();
+      emit("state-changed", data.state);
+      return view;
+    },
+    set_new_agents: ({ new: value }) => {
+      if (!["ask", "allow", "deny"].includes(value)) return fail(`new programs get \`ask\`, \`allow\` or \`deny\`, not \`${value}\``);
+      data.settings.newAgents = value;
+      return settingsChanged();
+    },
     list_hosts: () => clone(data.hosts),
     // A host whose `failWith` is set fails its check with that text, as a shim that cannot
     // reach the daemon does; one with `problem` is refused like a malformed config.
@@ -218,7 +299,7 @@ export function installFakeBridge(seed) {
       return { path: x.path, backup: had ? `${x.path}.tidings-backup-20261130T170600Z` : null, restart: null, verification: null };
     },
     get_state: () => clone(data.state),
-    get_settings: () => clone(data.settings),
+    get_settings: () => settingsOut(),
     set_type_enabled: ({ eventType, enabled }) => {
       const t = typeOf(eventType);
       if (!t) return fail(`unknown event type \`${eventType}\``);

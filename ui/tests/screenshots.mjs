@@ -2,11 +2,13 @@
 // window (and the first-run sheet, Status with Full Disk Access missing, and Status with the
 // menu-bar icon hidden, and the sender picker: Contacts searched, and recent senders), from
 // the fake bridge seeded with the captured demo State, a few realistic clients and the
-// fake's demo Contacts (people and groups in the allowlists, one card since deleted). Run by `make screenshots`; the PNGs are committed.
+// fake's demo Contacts (people and groups in the allowlists, one card since deleted), three
+// agents in Clients (tests/agents.mjs) and, as agents-ask, a program's question above it. Run by `make screenshots`; the PNGs are committed.
 // SCREENSHOTS_DIR=DIR writes them there instead (to compare with the committed ones).
 
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { SCRIPT, agentsSeed } from "./agents.mjs";
 import { fixtures, launch, openUi, serveDist, uiDir } from "./harness.mjs";
 
 const out = process.env.SCREENSHOTS_DIR ?? join(uiDir, "..", "docs", "screenshots");
@@ -22,6 +24,8 @@ function macosWhereToAllow() {
 
 /** The captured demo State, with clients named as real hosts announce themselves. */
 function seed() {
+  // Three agents (a signed Claude Code allowed, a script not yet decided, a program denied);
+  // the question of the script is its own shot (agents-ask).
   const s = fixtures();
   const [a, b, c] = s.state.clients;
   a.name = "claude-code";
@@ -43,6 +47,9 @@ function seed() {
   s.activity.forEach((d) => {
     d.clientName = d.clientId === 3 ? "claude-code" : "Tidings channel";
   });
+  agentsSeed(s);
+  s.settings.asks = [];
+  Object.assign(s.state.agents.find((a) => a.id === SCRIPT), { access: "new", asking: null });
   return s;
 }
 
@@ -140,6 +147,17 @@ try {
       await page.waitForSelector("[data-testid='picker-recent-messages.received'] [role=option]");
       await scrollTo(page, "[data-testid='picker-messages.received']");
       const file = join(out, `picker-recent-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    // A program with no grant asks: the row above every section, over Clients.
+    {
+      const asking = seed();
+      asking.settings.asks = agentsSeed(fixtures()).settings.asks;
+      Object.assign(asking.state.agents.find((a) => a.id === SCRIPT), { access: "asking", asking: "mail.received" });
+      const { page, context } = await openUi(browser, server.url, { seed: asking, hash: "clients", colorScheme });
+      const file = join(out, `agents-ask-${colorScheme}.png`);
       await page.screenshot({ path: file });
       console.log(file);
       await context.close();

@@ -249,7 +249,8 @@ test("advanced: each kind of notification has its own switch, greyed out under t
     // Re-rendered from the SettingsView the command returned, and the others untouched.
     await page.waitForFunction(() => !document.querySelector("[data-testid=notify-store_rebuilt]").checked);
     const kinds = await page.evaluate(() => window.__fake.data.settings.notificationKinds);
-    assert.deepEqual(kinds.map((k) => k.enabled), [true, true, false, true]);
+    assert.deepEqual(kinds.map((k) => k.enabled), [true, true, false, true, true]);
+    assert.equal(await page.getByRole("switch", { name: "A new program asks for your mail or messages" }).isChecked(), true, "agent_asks has its switch");
     assert.equal(await page.getByTestId("notify-first_subscription").isChecked(), true);
     // A settings-changed from elsewhere (a hand edit) turns it back on in the window.
     const s = structuredClone(await page.evaluate(() => window.__fake.data.settings));

@@ -172,6 +172,17 @@ pub fn scope(ty: EventType, arguments: &Map<String, Value>) -> String {
     }
 }
 
+/// What an agent asks for, in words: "new mail from acme.com", "all new messages", "some
+/// new mail" ([`scope`] with "new" before the type's noun).
+pub fn wants(ty: EventType, arguments: &Map<String, Value>) -> String {
+    let noun = match ty {
+        EventType::MailReceived => "mail",
+        EventType::MessagesReceived => "messages",
+    };
+    // The noun comes before any sender value in every form `scope` writes.
+    scope(ty, arguments).replacen(noun, &format!("new {noun}"), 1)
+}
+
 /// Show every notice from `notices` through `notifier` until the engine stops. A notifier
 /// that fails (no notification server) is logged once at warn, then at debug: never fatal.
 pub fn deliver(mut notices: broadcast::Receiver<Notice>, notifier: Arc<dyn Notifier>) {
@@ -229,6 +240,20 @@ mod tests {
         assert_eq!(
             scope(EventType::MessagesReceived, &args(&many)),
             "messages from +12025550143, a@x.com, b@x.com and 2 more"
+        );
+    }
+
+    #[test]
+    fn what_an_agent_wants_says_new() {
+        let ty = EventType::MailReceived;
+        assert_eq!(
+            wants(ty, &args(&json!({"domains": ["mail.acme.com"]}))),
+            "new mail from mail.acme.com"
+        );
+        assert_eq!(wants(ty, &args(&json!({}))), "all new mail");
+        assert_eq!(
+            wants(EventType::MessagesReceived, &args(&json!({"chats": ["c"]}))),
+            "some new messages"
         );
     }
 

@@ -44,6 +44,11 @@ pub const COMMANDS: &[&str] = &[
     "recent_senders",
     "set_names",
     "set_categories",
+    "answer_agent",
+    "set_agent_access",
+    "set_agent_type",
+    "forget_agent",
+    "set_new_agents",
 ];
 
 /// What a failed command rejects with.
@@ -194,6 +199,8 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
         "search_people" | "list_groups" | "recent_senders" | "set_names" | "set_categories" => {
             people(handle, command, args).await
         }
+        "answer_agent" | "set_agent_access" | "set_agent_type" | "forget_agent"
+        | "set_new_agents" => agents(handle, command, args).await,
         // A name added to COMMANDS without its arm: the page hears it, nothing panics.
         _ => Err(CommandError::from(format!(
             "`{command}` is listed in commands.json but the app has no code for it"
@@ -240,6 +247,36 @@ async fn people(handle: &Handle, command: &str, args: Value) -> Result<Value, Co
         }
         _ => Err(CommandError::from(format!(
             "`{command}` is not one of the picker's commands"
+        ))),
+    }
+}
+
+/// The agents: a question answered, an agent allowed or denied, its grant per type, forgotten,
+/// and what a never-seen program gets.
+async fn agents(handle: &Handle, command: &str, args: Value) -> Result<Value, CommandError> {
+    match command {
+        "answer_agent" => {
+            let a: AgentAllow = parse(command, args)?;
+            reply(app::answer_agent(handle, &a.id, a.allow).await?)
+        }
+        "set_agent_access" => {
+            let a: AgentAllow = parse(command, args)?;
+            reply(app::set_agent_access(handle, &a.id, a.allow).await?)
+        }
+        "set_agent_type" => {
+            let a: AgentType = parse(command, args)?;
+            reply(app::set_agent_type(handle, &a.id, &a.event_type, a.grant).await?)
+        }
+        "forget_agent" => {
+            let a: AgentId = parse(command, args)?;
+            reply(app::forget_agent(handle, &a.id).await?)
+        }
+        "set_new_agents" => {
+            let a: NewAgents = parse(command, args)?;
+            reply(app::set_new_agents(handle, &a.new).await?)
+        }
+        _ => Err(CommandError::from(format!(
+            "`{command}` is not one of the agents' commands"
         ))),
     }
 }
@@ -314,6 +351,33 @@ struct Categories {
 struct Backfill {
     event_type: String,
     days: u32,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentAllow {
+    id: String,
+    allow: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AgentType {
+    id: String,
+    event_type: String,
+    grant: app::TypeGrantView,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AgentId {
+    id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewAgents {
+    new: String,
 }
 
 #[derive(serde::Deserialize)]

@@ -238,3 +238,58 @@ async fn the_picker_finds_people_groups_and_recent_senders_and_adds_them() {
     assert!(long.contains("at most 200 characters"), "{long}");
     stop(cx).await;
 }
+
+/// The agents' commands reach the engine with the window's argument shapes, and a bad one is
+/// refused naming the fix.
+#[tokio::test]
+async fn the_agents_commands_take_the_windows_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cx = context(dir.path());
+    let view = dispatch(&cx, "set_new_agents", json!({ "new": "deny" }))
+        .await
+        .unwrap();
+    assert_eq!(view["newAgents"], "deny", "{view}");
+    assert_eq!(
+        cx.handle.settings().agents.new,
+        tidings_core::settings::NewAgents::Deny
+    );
+    let bad = message(dispatch(&cx, "set_new_agents", json!({ "new": "sometimes" })).await);
+    assert!(bad.contains("`ask`, `allow` or `deny`"), "{bad}");
+
+    let unknown = message(
+        dispatch(
+            &cx,
+            "set_agent_type",
+            json!({ "id": "nobody-000000", "eventType": "mail.received",
+                    "grant": { "senders": ["example.com"] } }),
+        )
+        .await,
+    );
+    assert!(unknown.contains("no agent `nobody-000000`"), "{unknown}");
+    let shape = message(
+        dispatch(
+            &cx,
+            "set_agent_type",
+            json!({ "id": "x", "eventType": "mail.received", "grant": "some" }),
+        )
+        .await,
+    );
+    assert!(
+        shape.contains("bad arguments to `set_agent_type`"),
+        "{shape}"
+    );
+    for command in ["answer_agent", "set_agent_access"] {
+        let gone = message(
+            dispatch(
+                &cx,
+                command,
+                json!({ "id": "nobody-000000", "allow": true }),
+            )
+            .await,
+        );
+        assert!(gone.contains("no agent"), "{command}: {gone}");
+    }
+    let forget = message(dispatch(&cx, "forget_agent", json!({ "id": "nobody-000000" })).await);
+    assert!(forget.contains("no agent"), "{forget}");
+    stop(cx).await;
+}

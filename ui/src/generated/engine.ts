@@ -426,7 +426,20 @@ startAtLogin: LoginView,
 /**
  * Whether the Contacts stores can be read.
  */
-contacts: ContactsView, };
+contacts: ContactsView,
+/**
+ * The questions open about programs with no grant, oldest first (their words are for
+ * the window only: `State` says only which agents ask).
+ */
+asks: Array<AskView>,
+/**
+ * What a never-seen program gets (`[agents] new`).
+ */
+newAgents: NewAgents,
+/**
+ * The grant of each agent in settings.toml, with its sender entries.
+ */
+agentGrants: Array<AgentGrantView>, };
 
 /**
  * One event type's settings, with its allowlist in words.
@@ -561,6 +574,64 @@ readable: boolean,
  * The first store that could not be read and why, if any.
  */
 problem: string | null, };
+
+/**
+ * One question open: a program with no grant asked for events and waits for the answer.
+ */
+export type AskView = {
+/**
+ * The agent's id (`answer_agent` takes it).
+ */
+id: string,
+/**
+ * What it is, as the OS says: "claude (signed by Anthropic PBC)".
+ */
+agent: string,
+/**
+ * What it asked for: "new mail from example.com".
+ */
+wants: string,
+/**
+ * The type of its first request.
+ */
+eventType: string,
+/**
+ * When it asked (ms since the Unix epoch).
+ */
+sinceMs: number, };
+
+/**
+ * The grant of one agent with an entry in settings.toml (`State.agents` has the rest).
+ */
+export type AgentGrantView = {
+/**
+ * The agent's id, as in `State.agents`.
+ */
+id: string,
+/**
+ * Each type's grant, in `EventType::ALL` order.
+ */
+types: Array<AgentTypeView>, };
+
+/**
+ * One type of an agent's grant, with its senders.
+ */
+export type AgentTypeView = {
+/**
+ * The type's wire name.
+ */
+eventType: string,
+/**
+ * What the agent may receive of it.
+ */
+grant: TypeGrantView, };
+
+/**
+ * One type's part of an agent's grant, as the window shows and sends it: `"every"`,
+ * `"none"`, or `{"senders": [...]}` (entries of the type's allowlist, as settings.toml holds
+ * them).
+ */
+export type TypeGrantView = "every" | "none" | { "senders": Array<string> };
 
 /**
  * One card found by [`search_people`].

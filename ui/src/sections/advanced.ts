@@ -115,7 +115,7 @@ export function advancedSection(ctx: Ctx): Section {
   });
 
   // One switch per kind, greyed out while the master switch is off (they keep their value).
-  const kinds: NotificationKind[] = ["first_subscription", "full_disk_access", "store_rebuilt", "settings_rejected"];
+  const kinds: NotificationKind[] = ["first_subscription", "full_disk_access", "store_rebuilt", "settings_rejected", "agent_asks"];
   const kindSwitches = new Map<NotificationKind, HTMLInputElement>();
   const kindList = h("div", { class: "kinds", attrs: { role: "group", "aria-label": "Notify me when" } });
   for (const kind of kinds) {

@@ -17,6 +17,10 @@ use crate::engine::{Handle, RevokeError};
 use crate::http::auth::AuthMode;
 use crate::http::token::{self, TokenError};
 use crate::state::now_ms;
+pub use agents::{
+    AgentGrantView, AgentTypeView, AskView, TypeGrantView, answer_agent, forget_agent,
+    set_agent_access, set_agent_type, set_new_agents,
+};
 pub use people::{
     AllowEntryView, ContactsView, GroupHit, MAX_QUERY_CHARS, MAX_RECENT, MAX_SEARCH_HITS,
     PersonHit, RECENT_DAYS, RecentSenderView, list_groups, recent_senders, search_people,
@@ -52,6 +56,13 @@ pub struct SettingsView {
     pub start_at_login: LoginView,
     /// Whether the Contacts stores can be read.
     pub contacts: ContactsView,
+    /// The questions open about programs with no grant, oldest first (their words are for
+    /// the window only: `State` says only which agents ask).
+    pub asks: Vec<AskView>,
+    /// What a never-seen program gets (`[agents] new`).
+    pub new_agents: tidings_core::settings::NewAgents,
+    /// The grant of each agent in settings.toml, with its sender entries.
+    pub agent_grants: Vec<AgentGrantView>,
 }
 
 /// Start at login, as the window and the menu show it.
@@ -208,6 +219,35 @@ pub enum AppError {
         /// The categories the type offers.
         offered: String,
     },
+    /// A decision about an agent could not be made (unknown id, or not saved).
+    #[error(transparent)]
+    Agent(#[from] crate::daemon::AgentError),
+    /// A sender grant with no sender.
+    #[error(
+        "pick at least one sender for {event_type}, or grant none (an empty list is no \
+         sender at all)"
+    )]
+    NoSenders {
+        /// The type's wire name.
+        event_type: &'static str,
+    },
+    /// A sender grant naming an entry the type's allowlist does not hold.
+    #[error(
+        "`{entry}` is not on the {event_type} allowlist; an agent can be granted only senders \
+         the allowlist lets through, so add it to the allowlist first"
+    )]
+    NotOnAllowlist {
+        /// The type's wire name.
+        event_type: &'static str,
+        /// The entry given (cut).
+        entry: String,
+    },
+    /// Not one of the choices for new programs.
+    #[error("new programs get `ask`, `allow` or `deny`, not `{value}`")]
+    NewAgents {
+        /// The value given (cut).
+        value: String,
+    },
     /// System Settings could not be opened at the pane.
     #[error(transparent)]
     Pane(#[from] tidings_platform::panes::PaneError),
@@ -270,6 +310,9 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
         connect_snippet: connect_snippet(handle.socket_path()),
         start_at_login: login,
         contacts: people::contacts_view(&handle.daemon().contacts()),
+        asks: agents::ask_views(handle),
+        new_agents: settings.agents.new,
+        agent_grants: agents::grant_views(&settings.agents),
     }
 }
 
@@ -470,6 +513,9 @@ pub fn finish_first_run(handle: &Handle) {
     handle.finish_first_run();
 }
 
+#[cfg(test)]
+mod agent_tests;
+mod agents;
 mod login_item;
 mod people;
 mod snippet;

@@ -25,9 +25,8 @@ fn the_snippet_names_a_socket_the_host_would_not_find() {
     );
 }
 
-#[test]
-fn the_view_has_exactly_the_contract_keys() {
-    let view = SettingsView {
+fn sample_view() -> SettingsView {
+    SettingsView {
         types: vec![TypeView {
             name: "mail.received".into(),
             enabled: true,
@@ -66,8 +65,42 @@ fn the_view_has_exactly_the_contract_keys() {
             readable: true,
             problem: None,
         },
-    };
-    let v = serde_json::to_value(view).unwrap();
+        asks: vec![AskView {
+            id: "claude-1a2b3c".into(),
+            agent: "claude".into(),
+            wants: "new mail".into(),
+            event_type: "mail.received".into(),
+            since_ms: 1,
+        }],
+        new_agents: tidings_core::settings::NewAgents::Ask,
+        agent_grants: vec![AgentGrantView {
+            id: "claude-1a2b3c".into(),
+            types: vec![AgentTypeView {
+                event_type: "mail.received".into(),
+                grant: TypeGrantView::Senders(vec!["acme.com".into()]),
+            }],
+        }],
+    }
+}
+
+#[test]
+fn the_view_carries_the_asks_and_grants_for_the_window() {
+    let v = serde_json::to_value(sample_view()).unwrap();
+    assert_eq!(
+        v["asks"][0],
+        serde_json::json!({"id": "claude-1a2b3c", "agent": "claude", "wants": "new mail",
+            "eventType": "mail.received", "sinceMs": 1})
+    );
+    assert_eq!(v["newAgents"], "ask");
+    assert_eq!(
+        v["agentGrants"][0]["types"][0],
+        serde_json::json!({"eventType": "mail.received", "grant": {"senders": ["acme.com"]}})
+    );
+}
+
+#[test]
+fn the_view_has_exactly_the_contract_keys() {
+    let v = serde_json::to_value(sample_view()).unwrap();
     let keys = |v: &serde_json::Value| {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();
@@ -76,10 +109,13 @@ fn the_view_has_exactly_the_contract_keys() {
     assert_eq!(
         keys(&v),
         [
+            "agentGrants",
+            "asks",
             "connectSnippet",
             "contacts",
             "firstRun",
             "http",
+            "newAgents",
             "notificationKinds",
             "notifications",
             "pausedUntilMs",

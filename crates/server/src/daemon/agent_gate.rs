@@ -47,7 +47,7 @@ impl Daemon {
                 return Err(refusal);
             }
             if !asking {
-                let wants = format!("new {}", crate::notices::scope(ty, arguments));
+                let wants = crate::notices::wants(ty, arguments);
                 match agents.ask(&agent, ty, &wants) {
                     Asked::Full => return Err(too_many_asks()),
                     Asked::New => self.notify(Notice::AgentAsks {

@@ -40,6 +40,12 @@ const APP_SHIM: &str = "/Applications/Tidings.app/Contents/MacOS/tidings-mcp";
 /// The clients' announced name and version, as `tidings tail` announces itself.
 const CLIENT: (&str, &str) = ("tidings", "0.1.0");
 
+/// The program the fixtures' clients are, as the agent behind them.
+const AGENT_PROGRAM: &str = "/usr/local/bin/claude";
+
+/// Its name.
+const AGENT_NAME: &str = "claude";
+
 /// The engine's version in the fixtures: a release would otherwise change them.
 const VERSION: &str = "0.1.0";
 
@@ -192,9 +198,6 @@ impl Stores {
 }
 
 /// The fixtures' values for what differs from run to run; `activity` newest first, all of it.
-/// The agents' ids and names in the fixtures, in order.
-const AGENTS: [(&str, &str); 2] = [("claude-3f9a2c", "claude"), ("codex-8d41e7", "codex")];
-
 fn pin(state: &mut State, activity: &mut [Delivery], settings: &mut app::SettingsView, root: &str) {
     let place = |text: &str| text.replace(root, ROOT);
     let n = activity.len() as u64;
@@ -213,27 +216,28 @@ fn pin(state: &mut State, activity: &mut [Delivery], settings: &mut app::Setting
         let seen = newest(&|d| d.event_type == t.name).map(|ms| ms - 3);
         t.store.last_change_ms = t.store.last_change_ms.and(seen);
     }
-    // The agents are this test binary: shown as the program a user would see.
-    let mut renamed = std::collections::BTreeMap::new();
-    for (i, a) in state.agents.iter_mut().enumerate() {
-        let (id, name) = AGENTS[i % AGENTS.len()];
-        renamed.insert(a.id.clone(), id.to_owned());
-        id.clone_into(&mut a.id);
-        name.clone_into(&mut a.name);
-        a.program = Some(format!("~/.local/bin/{name}"));
-        a.identity = format!("exe:{ROOT}/.local/bin/{name}");
-        a.last_seen_ms = a.last_seen_ms.map(|_| T0 + 5_000 + i as u64);
-    }
     for (i, c) in state.clients.iter_mut().enumerate() {
-        if let Some(id) = renamed.get(&c.agent) {
-            c.agent.clone_from(id);
-        }
         c.connected_since_ms = T0 + 19 * i as u64;
         c.pid = c.pid.map(|_| PIDS[i]);
         let id = c.id;
         for s in &mut c.subscriptions {
             let last = newest(&|d| d.client_id == id && d.event_type == s.event_type);
             s.last_delivery_ms = s.last_delivery_ms.and(last);
+        }
+    }
+    // The clients are this test binary, whose name and path change with every build: pinned
+    // as the program a Mac would show (the id as its identity would give it).
+    for a in &mut state.agents {
+        let identity = format!("exe:{AGENT_PROGRAM}");
+        a.id = tidings_platform::identity::agent_id(AGENT_NAME, &identity);
+        a.identity = identity;
+        a.name = AGENT_NAME.to_owned();
+        a.program = Some(AGENT_PROGRAM.to_owned());
+        a.last_seen_ms = a.last_seen_ms.map(|_| T0 + 4_400 + 700 * 4);
+    }
+    for c in &mut state.clients {
+        if let Some(a) = state.agents.first() {
+            c.agent.clone_from(&a.id);
         }
     }
     settings.connect_snippet = place(&settings.connect_snippet);

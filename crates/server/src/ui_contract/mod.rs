@@ -91,8 +91,9 @@ impl Declarations {
 /// `ui/src/generated/engine.ts`: every type the bridge carries to the window, in one file.
 fn render_types() -> String {
     use crate::app::{
-        AllowCheck, AllowEntryView, ContactsView, GroupHit, HttpView, LoginView,
-        NotificationSwitch, PersonHit, RecentSenderView, SettingsView, TypeView,
+        AgentGrantView, AgentTypeView, AllowCheck, AllowEntryView, AskView, ContactsView, GroupHit,
+        HttpView, LoginView, NotificationSwitch, PersonHit, RecentSenderView, SettingsView,
+        TypeGrantView, TypeView,
     };
     use crate::clients::Delivery;
     use crate::state::{
@@ -143,7 +144,11 @@ fn render_types() -> String {
         .add::<LoginView>()
         .add::<AllowEntryView>()
         .add::<EntryState>()
-        .add::<ContactsView>();
+        .add::<ContactsView>()
+        .add::<AskView>()
+        .add::<AgentGrantView>()
+        .add::<AgentTypeView>()
+        .add::<TypeGrantView>();
     // The sender picker: `search_people`, `list_groups`, `recent_senders`.
     d.add::<PersonHit>()
         .add::<GroupHit>()
