@@ -15,9 +15,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::auth::DEFAULT_TOKEN_AGENT;
 use super::token::{self, Token, TokenError};
 use crate::sync::lock;
+
+/// The name of the agent the endpoint's own (keychain) token stands for; no agent token may
+/// take it.
+pub const DEFAULT_TOKEN_AGENT: &str = "http";
 
 /// The file's name, beside settings.toml.
 pub const FILE_NAME: &str = "agent-tokens.json";

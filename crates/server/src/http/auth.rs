@@ -25,6 +25,7 @@ use tidings_platform::Keychain;
 use tidings_protocol::payloads::{Rotation, rotation};
 use tokio_util::sync::CancellationToken;
 
+pub use super::agent_tokens::DEFAULT_TOKEN_AGENT;
 use super::agent_tokens::{self, AgentTokens};
 use super::token::{self, Token, TokenError};
 use crate::agents::Agent;
@@ -228,9 +229,6 @@ impl TokenReload for HttpAuth {
 fn token_agent(daemon: &Daemon, name: &str) -> Arc<Agent> {
     Agent::known_as(AgentIdentity::token(name), &daemon.settings_arc().agents)
 }
-
-/// The name of the agent the endpoint's token stands for.
-pub const DEFAULT_TOKEN_AGENT: &str = "http";
 
 /// The scheme of the `Authorization` header, with its space.
 const BEARER: &[u8] = b"bearer ";

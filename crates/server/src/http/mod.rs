@@ -16,7 +16,8 @@
 //!
 //! Files: `accept` (our accept loop: connection cap, header-read timeout, stop grace),
 //! [`guard`] (the checks before rmcp), [`auth`] (the token in force, per-token state,
-//! rotation), [`token`] (generation and the keychain), [`supervisor`] (starts, stops and moves
+//! rotation), [`agent_tokens`] (one token per agent, kept as hashes beside settings.toml),
+//! [`token`] (generation and the keychain), [`supervisor`] (starts, stops and moves
 //! the endpoint as `[http]` settings change). Decisions: docs/http.md.
 
 mod accept;
