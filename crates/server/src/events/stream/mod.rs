@@ -132,6 +132,11 @@ pub async fn stream(
         Read::Lost(e) => return Err(e),
     };
     tracing::debug!(event_type = %s.sub.event_type(), resolved = failure.is_none(), "stream opened");
+    // Logs "stream ended" however the stream goes, rmcp dropping this future included.
+    let mut ended = EndLog {
+        event_type: s.sub.event_type(),
+        end: None,
+    };
     let active = Active {
         cursor: cursor.map(|c| c.to_string()),
         truncated,
@@ -219,8 +224,26 @@ pub async fn stream(
             Woke::Beat => beat = true,
         }
     };
-    tracing::debug!(event_type = %s.sub.event_type(), ?end, "stream ended");
+    ended.end = Some(end);
     Ok(final_result(&s.wire.id))
+}
+
+/// The line that says a stream ended: written when the stream's future is done or dropped
+/// (rmcp drops a handler whose HTTP client hung up once its drain is over; a line written only
+/// at the loop's end would then never come).
+struct EndLog {
+    event_type: EventType,
+    /// How the loop ended; `None`: the future was dropped before it did.
+    end: Option<End>,
+}
+
+impl Drop for EndLog {
+    fn drop(&mut self) {
+        match &self.end {
+            Some(end) => tracing::debug!(event_type = %self.event_type, ?end, "stream ended"),
+            None => tracing::debug!(event_type = %self.event_type, "stream ended: dropped"),
+        }
+    }
 }
 
 /// What a waiting stream woke for.

@@ -73,12 +73,20 @@ impl Wire {
         self.sent(async move { queue.send(frame).await }).await
     }
 
-    /// Await `send` within the deadline unless the stream was cancelled.
+    /// Await `send` within the deadline unless the stream is cancelled, before or while it
+    /// waits. (Over HTTP a client that hangs up mid-send leaves rmcp's notification unacked:
+    /// rmcp's loop has stopped reading and only cancels the request once its drain times out,
+    /// so the cancel, not the send, is what ends such a stream.)
     async fn sent<E>(&self, send: impl Future<Output = Result<(), E>>) -> Result<(), End> {
         if self.cancelled.is_cancelled() {
             return Err(End::Closed);
         }
-        if let Ok(sent) = tokio::time::timeout(self.deadline, send).await {
+        let within = tokio::select! {
+            biased;
+            () = self.cancelled.cancelled() => return Err(End::Closed),
+            within = tokio::time::timeout(self.deadline, send) => within,
+        };
+        if let Ok(sent) = within {
             sent.map_err(|_| End::Closed)
         } else {
             tracing::warn!(
