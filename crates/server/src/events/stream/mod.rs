@@ -239,9 +239,10 @@ struct EndLog {
 
 impl Drop for EndLog {
     fn drop(&mut self) {
-        match &self.end {
-            Some(end) => tracing::debug!(event_type = %self.event_type, ?end, "stream ended"),
-            None => tracing::debug!(event_type = %self.event_type, "stream ended: dropped"),
+        if let Some(end) = &self.end {
+            tracing::debug!(event_type = %self.event_type, ?end, "stream ended");
+        } else {
+            tracing::debug!(event_type = %self.event_type, "stream ended: dropped");
         }
     }
 }
