@@ -4,7 +4,8 @@
 
 import { fixtures } from "./harness.mjs";
 
-export const CLAUDE = "claude-d662df";
+// The captured agent's id, as the engine's identity module gives it.
+export const CLAUDE = fixtures().state.agents[0].id;
 export const SCRIPT = "python3-host-a-7c1e20";
 export const DENIED = "mcp-bridge-94b0aa";
 
