@@ -1,9 +1,10 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
 //! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports
-//! on it, `agents` lists and decides the agents, `token` shows or rotates the HTTP endpoint's token, `install` / `uninstall` manage
-//! the login item, `connect` / `disconnect` / `clients` write hosts' configs, `doctor` checks
-//! everything and writes bug reports. The commands are the `tidings_cli` library (its
-//! `lib.rs` has the module map); this file only dispatches.
+//! on it, `agents` lists and decides the agents, `token` shows, rotates and makes the HTTP
+//! tokens, `install` / `uninstall` manage the login item, `connect` / `disconnect` /
+//! `clients` write hosts' configs, `doctor` checks everything and writes bug reports. The
+//! commands are the `tidings_cli` library (its `lib.rs` has the module map); this file only
+//! dispatches.
 //!
 //! Logs go to stderr (`logging.rs`; stdout carries `tail`'s events and `serve --demo`'s
 //! how-to-connect); lines for the user go through `output.rs`, which never panics on a

@@ -3,9 +3,9 @@
 //! The model (this file: every default lives in `Default`: both types off, no allowlist, the
 //! loopback HTTP endpoint off), its errors (`settings/error.rs`), the file it is saved in
 //! (`settings/file.rs`: read, parse, the text to write), the in-place edit that keeps the
-//! file's comments (`settings/edit.rs`) and which changes widen what agents see
-//! (`settings/widen.rs`), and each agent's grant (`settings/agents.rs`). Core never writes the file: the caller writes the text
-//! [`Settings::file_text`] gives it.
+//! file's comments (`settings/edit.rs`), which changes widen what agents see
+//! (`settings/widen.rs`), and each agent's grant (`settings/agents.rs`). Core never writes the
+//! file: the caller writes the text [`Settings::file_text`] gives it.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;

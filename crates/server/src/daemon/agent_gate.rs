@@ -1,10 +1,10 @@
-//! The gate before an agent's data requests (a stream, a poll, a pull tool, a listen): a
-//! granted agent passes, a denied one is refused, and one with no grant gets what `[agents]
-//! new` says: let in, refused, or asked. Asked, the request waits (holding no stream slot)
-//! until the user answers in the app, or `ServerLimits::ask_wait` passes; one question per agent, however many connections it opens.
+//! The gate before an agent's data requests (a stream, a poll, a pull tool): a granted agent
+//! passes, a denied one is refused, and one with no grant gets what `[agents] new` says: let
+//! in, refused, or asked. Asked, the request waits (holding no stream slot) until the user
+//! answers in the app or `ServerLimits::ask_wait` passes; one question per agent, however
+//! many connections it opens.
 
-use rmcp::model::ErrorCode;
-use rmcp::model::ErrorData;
+use rmcp::model::{ErrorCode, ErrorData};
 use serde_json::{Map, Value, json};
 use tidings_core::EventType;
 use tidings_core::settings::{AgentDecision, NewAgents};
