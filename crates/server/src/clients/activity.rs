@@ -67,6 +67,8 @@ impl ConnectionState {
     /// One event went out under subscription `key`.
     fn delivered(&self, key: u64, event_type: &str, sender: &str) {
         let at = now_ms();
+        self.delivered_count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if let Some(sub) = lock(&self.subscriptions).get_mut(&key) {
             sub.delivered += 1;
             sub.last_delivery_ms = Some(at);

@@ -174,6 +174,9 @@ pub(crate) struct ConnectionState {
     /// Whether an HTTP token's principal served a request (only then is it shown).
     seen: AtomicBool,
     subscriptions: Mutex<BTreeMap<u64, SubscriptionState>>,
+    /// Events delivered through all its subscriptions, ended ones included (its agent's
+    /// count).
+    delivered_count: AtomicU64,
     next_sub: AtomicU64,
     streams: AtomicUsize,
     /// The cap on `streams`, as the error names it.
@@ -266,6 +269,7 @@ impl ConnectionState {
             announced: Mutex::new(Announced::default()),
             seen: AtomicBool::new(false),
             subscriptions: Mutex::new(BTreeMap::new()),
+            delivered_count: AtomicU64::new(0),
             next_sub: AtomicU64::new(0),
             streams: AtomicUsize::new(0),
             cap,
@@ -306,12 +310,9 @@ impl ConnectionState {
         &self.agent
     }
 
-    /// Events delivered through its subscriptions.
+    /// Events delivered through its subscriptions, ended ones included.
     fn delivered_total(&self) -> u64 {
-        lock(&self.subscriptions)
-            .values()
-            .map(|s| s.delivered)
-            .sum()
+        self.delivered_count.load(Ordering::Relaxed)
     }
 
     /// The name it announced (`clientInfo.name`), if any.

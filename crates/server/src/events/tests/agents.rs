@@ -202,3 +202,30 @@ async fn a_grant_narrows_within_the_allowlist_on_poll_and_list() {
     // the allowlist.
     assert_eq!(from, ["ana@example.org"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_deliveries_outlive_its_streams_and_connections() {
+    let mut h = Harness::new(both_on).await;
+    let mut c = h.connect();
+    let id = c.request("events/stream", stream_args()).await;
+    assert_eq!(c.note(id).await["method"], "notifications/events/active");
+    h.append_mail("ana@example.com");
+    c.note_of(id, "notifications/events/event").await;
+    let delivered = |s: &crate::state::State| {
+        s.agents
+            .iter()
+            .find(|a| a.id == UNIDENTIFIED)
+            .map_or(0, |a| a.delivered)
+    };
+    h.until("one delivery counted", |s| delivered(s) == 1).await;
+    // The stream ends: its subscription goes, its delivery stays the agent's.
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id}}))
+        .await;
+    h.until("the stream to end", |s| s.streams == 0).await;
+    assert_eq!(delivered(&h.daemon.state()), 1);
+    // So does the connection.
+    c.close();
+    h.until("the connection to close", |s| s.clients.is_empty()).await;
+    assert_eq!(delivered(&h.daemon.state()), 1);
+}
