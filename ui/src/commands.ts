@@ -37,6 +37,8 @@ export const COMMANDS = [
   "set_agent_type",
   "forget_agent",
   "set_new_agents",
+  "create_agent_token",
+  "revoke_agent_token",
 ] as const;
 
 /** One command name. */

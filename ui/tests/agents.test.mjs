@@ -148,3 +148,32 @@ test("announced names and program paths from outside stay text", async () => {
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
   });
 });
+
+test("an agent token is made by name, shown once, listed by name and revoked", async () => {
+  await withUi({ seed: fixtures(), hash: "advanced" }, async (page) => {
+    const list = page.getByTestId("agent-tokens");
+    assert.equal(await list.locator("li").count(), 0);
+    // A name the engine would refuse is caught before any call.
+    await page.getByTestId("agent-token-name").fill("My Script");
+    await page.getByTestId("agent-token-create").click();
+    assert.match(await page.getByTestId("agent-token-msg").innerText(), /lower-case letters, digits and -/);
+    assert.deepEqual(await calls(page, "create_agent_token"), []);
+    // Enter in the field makes it; the token is shown once, to copy.
+    await page.getByTestId("agent-token-name").fill("my-script");
+    await page.getByTestId("agent-token-name").press("Enter");
+    assert.deepEqual(await calls(page, "create_agent_token"), [{ name: "my-script" }]);
+    assert.equal(await page.getByTestId("agent-token-new").inputValue(), "fake-token-for-my-script");
+    assert.match(await page.getByTestId("agent-token-msg").innerText(), /keeps only its hash/);
+    await list.locator("[data-token='my-script']").waitFor();
+    assert.ok(!(await list.innerText()).includes("fake-token-for"), "the list names, never shows, the token");
+    // A second of the name: the engine's reason is shown.
+    await page.getByTestId("agent-token-name").fill("my-script");
+    await page.getByTestId("agent-token-create").click();
+    await page.waitForFunction(() => document.querySelector("[data-testid=agent-token-msg]").textContent.includes("already has a token"));
+    // Revoke: gone from the list, and the shown token with it.
+    await list.getByRole("button", { name: "Revoke the token of my-script" }).click();
+    assert.deepEqual(await calls(page, "revoke_agent_token"), [{ name: "my-script" }]);
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=agent-tokens] li").length === 0);
+    assert.equal(await page.getByTestId("agent-token-new").isVisible(), false);
+  });
+});

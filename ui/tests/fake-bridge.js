@@ -31,6 +31,7 @@ export function installFakeBridge(seed) {
   data.settings.asks ??= [];
   data.settings.newAgents ??= "ask";
   data.settings.agentGrants ??= [];
+  data.settings.agentTokens ??= [];
   data.state.agents ??= [];
   const calls = [];
   const unknown = [];
@@ -266,6 +267,19 @@ export function installFakeBridge(seed) {
       const view = settingsChanged();
       emit("state-changed", data.state);
       return view;
+    },
+    // As http/agent_tokens.rs: a name of lower-case letters, digits and `-` (not `http`),
+    // one token per name; the token is in the answer once and never in the settings.
+    create_agent_token: ({ name }) => {
+      if (!/^[a-z0-9-]{1,32}$/.test(name) || name === "http") return fail(`\`${name}\` cannot name an agent token`);
+      if (data.settings.agentTokens.some((t) => t.name === name)) return fail(`agent \`${name}\` already has a token; revoke it first (\`tidings token revoke ${name}\`), then create a new one`);
+      data.settings.agentTokens.push({ name, createdMs: 1796049400000 });
+      return { name, token: `fake-token-for-${name}`, settings: settingsChanged() };
+    },
+    revoke_agent_token: ({ name }) => {
+      if (!data.settings.agentTokens.some((t) => t.name === name)) return fail(`agent \`${name}\` has no token; \`tidings token list\` lists the agents that have one`);
+      data.settings.agentTokens = data.settings.agentTokens.filter((t) => t.name !== name);
+      return settingsChanged();
     },
     set_new_agents: ({ new: value }) => {
       if (!["ask", "allow", "deny"].includes(value)) return fail(`new programs get \`ask\`, \`allow\` or \`deny\`, not \`${value}\``);

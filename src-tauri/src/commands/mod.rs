@@ -49,6 +49,8 @@ pub const COMMANDS: &[&str] = &[
     "set_agent_type",
     "forget_agent",
     "set_new_agents",
+    "create_agent_token",
+    "revoke_agent_token",
 ];
 
 /// What a failed command rejects with.
@@ -201,6 +203,15 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
         }
         "answer_agent" | "set_agent_access" | "set_agent_type" | "forget_agent"
         | "set_new_agents" => agents(handle, command, args).await,
+        // One HTTP token per agent: the token is in the answer once, never again.
+        "create_agent_token" => {
+            let a: TokenName = parse(command, args)?;
+            reply(app::create_agent_token(handle, &a.name).await?)
+        }
+        "revoke_agent_token" => {
+            let a: TokenName = parse(command, args)?;
+            reply(app::revoke_agent_token(handle, &a.name).await?)
+        }
         // A name added to COMMANDS without its arm: the page hears it, nothing panics.
         _ => Err(CommandError::from(format!(
             "`{command}` is listed in commands.json but the app has no code for it"
@@ -372,6 +383,12 @@ struct AgentType {
 #[serde(deny_unknown_fields)]
 struct AgentId {
     id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenName {
+    name: String,
 }
 
 #[derive(serde::Deserialize)]

@@ -439,7 +439,11 @@ newAgents: NewAgents,
 /**
  * The grant of each agent in settings.toml, with its sender entries.
  */
-agentGrants: Array<AgentGrantView>, };
+agentGrants: Array<AgentGrantView>,
+/**
+ * The agents' own HTTP tokens (names and dates, never the tokens).
+ */
+agentTokens: Array<AgentTokenView>, };
 
 /**
  * One event type's settings, with its allowlist in words.
@@ -612,6 +616,36 @@ id: string,
  * Each type's grant, in `EventType::ALL` order.
  */
 types: Array<AgentTypeView>, };
+
+/**
+ * One agent token, as the window lists it (never the token).
+ */
+export type AgentTokenView = {
+/**
+ * The agent's name: requests with the token are the agent `token:NAME`.
+ */
+name: string,
+/**
+ * When it was made (ms since the Unix epoch).
+ */
+createdMs: number, };
+
+/**
+ * A token just made: shown once, with the settings as they are now.
+ */
+export type CreatedToken = {
+/**
+ * The agent's name.
+ */
+name: string,
+/**
+ * The bearer token: shown now, never again (only its hash is kept).
+ */
+token: string,
+/**
+ * The settings, with the new token listed.
+ */
+settings: SettingsView, };
 
 /**
  * One type of an agent's grant, with its senders.

@@ -1,11 +1,12 @@
 // Advanced: the loopback HTTP endpoint (on/off, port, the bearer token shown, copied or
-// rotated), notifications (a master switch and one per kind) and start at login.
+// rotated, and the agents' own tokens), notifications (a master switch and one per kind) and start at login.
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
 import { h, setText, uid } from "../dom";
 import { copyText } from "../copy";
 import { notificationLabel } from "../format";
+import { agentTokens } from "./agent-tokens";
 import type { NotificationKind, SettingsView } from "../model";
 
 /** Ports below 1024 need root; the endpoint never asks for them. */
@@ -100,6 +101,8 @@ export function advancedSection(ctx: Ctx): Section {
     }
   });
 
+  const tokens = agentTokens(ctx);
+
   const notifyId = uid("notify");
   const notify = h("input", { id: notifyId, attrs: { type: "checkbox", role: "switch", "data-testid": "notifications" } });
   const notifyError = h("p", { class: "msg error", attrs: { role: "alert" } });
@@ -179,6 +182,7 @@ export function advancedSection(ctx: Ctx): Section {
         rotate,
       ),
       tokenMsg,
+      tokens.el,
     ),
     h("h3", { text: "Notifications" }),
     h(
@@ -211,6 +215,7 @@ export function advancedSection(ctx: Ctx): Section {
       token.value = s.http.token ?? "";
       token.placeholder = s.http.token ? "" : "Created when the endpoint first starts";
       show.disabled = copy.disabled = !s.http.token;
+      tokens.update(s);
       notify.checked = s.notifications;
       for (const k of s.notificationKinds ?? []) {
         const input = kindSwitches.get(k.kind);

@@ -172,3 +172,37 @@ async fn a_refused_question_denies_and_bad_choices_name_the_fix() {
     assert_eq!(view.new_agents, tidings_core::settings::NewAgents::Deny);
     handle.shutdown();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_token_is_shown_once_listed_by_name_and_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let handle = demo(dir.path());
+    let made = create_agent_token(&handle, "my-script").await.unwrap();
+    assert_eq!(made.name, "my-script");
+    assert_eq!(made.token.len(), crate::http::token::TOKEN_CHARS);
+    let listed: Vec<&str> = made
+        .settings
+        .agent_tokens
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(listed, ["my-script"]);
+    // Only the hash is kept, and the view never carries the token.
+    let file = std::fs::read_to_string(crate::http::agent_tokens::path_beside(
+        handle.settings_path(),
+    ))
+    .unwrap();
+    assert!(!file.contains(&made.token), "{file}");
+    let view = serde_json::to_string(&settings_view(&handle).await).unwrap();
+    assert!(!view.contains(&made.token));
+    // A second one of the name, a bad name, and revoking one that is not there: each says why.
+    let again = create_agent_token(&handle, "my-script").await.unwrap_err();
+    assert!(again.to_string().contains("already has a token"), "{again}");
+    let bad = create_agent_token(&handle, "http").await.unwrap_err();
+    assert!(bad.to_string().contains("endpoint's own token"), "{bad}");
+    let view = revoke_agent_token(&handle, "my-script").await.unwrap();
+    assert!(view.agent_tokens.is_empty());
+    let gone = revoke_agent_token(&handle, "my-script").await.unwrap_err();
+    assert!(gone.to_string().contains("has no token"), "{gone}");
+    handle.shutdown();
+}

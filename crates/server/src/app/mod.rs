@@ -26,6 +26,7 @@ pub use people::{
     PersonHit, RECENT_DAYS, RecentSenderView, list_groups, recent_senders, search_people,
     set_categories, set_names,
 };
+pub use tokens::{AgentTokenView, CreatedToken, create_agent_token, revoke_agent_token};
 
 /// The longest backfill window the app offers (the file accepts up to ten years).
 pub const MAX_APP_BACKFILL_DAYS: u32 = 365;
@@ -63,6 +64,8 @@ pub struct SettingsView {
     pub new_agents: tidings_core::settings::NewAgents,
     /// The grant of each agent in settings.toml, with its sender entries.
     pub agent_grants: Vec<AgentGrantView>,
+    /// The agents' own HTTP tokens (names and dates, never the tokens).
+    pub agent_tokens: Vec<AgentTokenView>,
 }
 
 /// Start at login, as the window and the menu show it.
@@ -248,6 +251,9 @@ pub enum AppError {
         /// The value given (cut).
         value: String,
     },
+    /// An agent token could not be made or revoked (the message names the fix).
+    #[error("{0}")]
+    AgentToken(String),
     /// System Settings could not be opened at the pane.
     #[error(transparent)]
     Pane(#[from] tidings_platform::panes::PaneError),
@@ -313,6 +319,7 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
         asks: agents::ask_views(handle),
         new_agents: settings.agents.new,
         agent_grants: agents::grant_views(&settings.agents),
+        agent_tokens: tokens::token_views(handle),
     }
 }
 
@@ -521,6 +528,7 @@ mod people;
 mod snippet;
 #[cfg(test)]
 mod tests;
+mod tokens;
 
 pub use login_item::{
     login_view, login_view_blocking, restart_through_login_item, set_start_at_login,

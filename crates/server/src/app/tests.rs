@@ -80,6 +80,10 @@ fn sample_view() -> SettingsView {
                 grant: TypeGrantView::Senders(vec!["acme.com".into()]),
             }],
         }],
+        agent_tokens: vec![crate::app::AgentTokenView {
+            name: "my-script".into(),
+            created_ms: 2,
+        }],
     }
 }
 
@@ -92,6 +96,11 @@ fn the_view_carries_the_asks_and_grants_for_the_window() {
             "eventType": "mail.received", "sinceMs": 1})
     );
     assert_eq!(v["newAgents"], "ask");
+    // Names and dates only: the token itself is never in the view.
+    assert_eq!(
+        v["agentTokens"][0],
+        serde_json::json!({"name": "my-script", "createdMs": 2})
+    );
     assert_eq!(
         v["agentGrants"][0]["types"][0],
         serde_json::json!({"eventType": "mail.received", "grant": {"senders": ["acme.com"]}})
@@ -110,6 +119,7 @@ fn the_view_has_exactly_the_contract_keys() {
         keys(&v),
         [
             "agentGrants",
+            "agentTokens",
             "asks",
             "connectSnippet",
             "contacts",

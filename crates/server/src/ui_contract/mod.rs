@@ -91,9 +91,9 @@ impl Declarations {
 /// `ui/src/generated/engine.ts`: every type the bridge carries to the window, in one file.
 fn render_types() -> String {
     use crate::app::{
-        AgentGrantView, AgentTypeView, AllowCheck, AllowEntryView, AskView, ContactsView, GroupHit,
-        HttpView, LoginView, NotificationSwitch, PersonHit, RecentSenderView, SettingsView,
-        TypeGrantView, TypeView,
+        AgentGrantView, AgentTokenView, AgentTypeView, AllowCheck, AllowEntryView, AskView,
+        ContactsView, CreatedToken, GroupHit, HttpView, LoginView, NotificationSwitch, PersonHit,
+        RecentSenderView, SettingsView, TypeGrantView, TypeView,
     };
     use crate::clients::Delivery;
     use crate::state::{
@@ -147,6 +147,8 @@ fn render_types() -> String {
         .add::<ContactsView>()
         .add::<AskView>()
         .add::<AgentGrantView>()
+        .add::<AgentTokenView>()
+        .add::<CreatedToken>()
         .add::<AgentTypeView>()
         .add::<TypeGrantView>();
     // The sender picker: `search_people`, `list_groups`, `recent_senders`.

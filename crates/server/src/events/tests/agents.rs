@@ -219,13 +219,16 @@ async fn an_agents_deliveries_outlive_its_streams_and_connections() {
     };
     h.until("one delivery counted", |s| delivered(s) == 1).await;
     // The stream ends: its subscription goes, its delivery stays the agent's.
-    c.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": id}}))
-        .await;
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id}}),
+    )
+    .await;
     h.until("the stream to end", |s| s.streams == 0).await;
     assert_eq!(delivered(&h.daemon.state()), 1);
     // So does the connection.
     c.close();
-    h.until("the connection to close", |s| s.clients.is_empty()).await;
+    h.until("the connection to close", |s| s.clients.is_empty())
+        .await;
     assert_eq!(delivered(&h.daemon.state()), 1);
 }
