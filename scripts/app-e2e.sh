@@ -420,7 +420,8 @@ people_sock=$people/tidings.sock
 # Settings of its own, written before the app lays out the demo (which keeps them): no group
 # entry, so the picker really adds it, and no `+120255501*`, so nothing else covers Ana.
 # Messages only: Mail has no allowlist entries, so its card has no Remove buttons (the Tab
-# count below depends on it).
+# count below depends on it). Every program is let in, as in the demo: this step is about
+# people, and the agents step asks.
 PEOPLE_SETTINGS='[mail]
 enabled = true
 allow = []
@@ -429,6 +430,9 @@ allow = []
 enabled = true
 allow = ["+12025550143"]
 contact_names = true
+
+[agents]
+new = "allow"
 '
 
 # messages_allow_groups N: `tidings status` counts N group entries in force for Messages.
