@@ -106,8 +106,14 @@ impl Clients {
     /// The live connections of every agent, by agent key: (connections, open streams,
     /// events delivered).
     pub(crate) fn by_agent(&self) -> BTreeMap<String, (usize, usize, u64)> {
+        // Upgraded under the lock, counted after it: the last `Arc` of a connection that
+        // closed meanwhile may drop here, and its `Drop` takes the registry's lock.
+        let live: Vec<Arc<ConnectionState>> = lock(&self.registry)
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
         let mut out: BTreeMap<String, (usize, usize, u64)> = BTreeMap::new();
-        for conn in lock(&self.registry).values().filter_map(Weak::upgrade) {
+        for conn in live {
             if conn.transport == Transport::Http && !conn.seen.load(Ordering::Acquire) {
                 continue;
             }
