@@ -67,17 +67,6 @@ impl Daemon {
         }
     }
 
-    /// The agent `id`: in settings.toml, or seen (or asking) since start.
-    pub fn agent_by_id(&self, id: &str) -> Option<(String, String)> {
-        let settings = self.settings_arc();
-        if let Some(grant) = settings.agents.known.get(id) {
-            return Some((grant.identity.clone(), grant.name.clone()));
-        }
-        self.agents()
-            .by_id(id)
-            .map(|a| (a.identity.key.clone(), a.label()))
-    }
-
     /// Change (or make) the grant of agent `id`, saved to the file.
     fn edit_grant(&self, id: &str, change: impl FnOnce(&mut AgentGrant)) -> Result<(), AgentError> {
         let known = self.settings_arc().agents.known.contains_key(id);
