@@ -14,7 +14,9 @@
 //!   deliveries may connect to.
 //! - [`outcome`]: [`Category`] (the wire's `lastError` names), [`Failure`], and [`classify`],
 //!   a reply's status to a [`Verdict`].
-//! - [`post`]: [`PostLimits`] and [`Reply`]; one POST over a fresh connection.
+//! - [`post`]: [`Poster`], one POST over a fresh connection: resolve and check every time,
+//!   TLS through rustls (ring, the system's roots), HTTP/1 through hyper, no redirects, a
+//!   time limit and a cap on the reply ([`PostLimits`], [`Reply`]).
 
 pub mod address;
 pub mod origin;
@@ -26,6 +28,6 @@ pub mod sign;
 pub use address::{Refusal, refusal};
 pub use origin::{CallbackUrl, Host, Origin, OriginError, UrlError};
 pub use outcome::{Category, Failure, Verdict, classify};
-pub use post::{PostLimits, Reply};
+pub use post::{PostLimits, Poster, Reply, TlsSetupError};
 pub use secret::{MAX_SECRET_BYTES, MIN_SECRET_BYTES, Secret, SecretError};
 pub use sign::signature;
