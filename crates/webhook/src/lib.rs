@@ -21,13 +21,17 @@
 pub mod address;
 pub mod origin;
 pub mod outcome;
+#[cfg(feature = "post")]
 pub mod post;
+pub mod reply;
 pub mod secret;
 pub mod sign;
 
 pub use address::{Refusal, refusal};
 pub use origin::{CallbackUrl, Host, Origin, OriginError, UrlError};
 pub use outcome::{Category, Failure, Verdict, classify};
-pub use post::{PostLimits, Poster, Reply, TlsSetupError};
+#[cfg(feature = "post")]
+pub use post::{Poster, TlsSetupError};
+pub use reply::{PostLimits, Reply};
 pub use secret::{MAX_SECRET_BYTES, MIN_SECRET_BYTES, Secret, SecretError};
 pub use sign::signature;

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::post::Reply;
+use crate::reply::Reply;
 
 /// Why an attempt failed, in the words `lastError` and `data.reason` use on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

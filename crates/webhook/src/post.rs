@@ -17,37 +17,7 @@ use tokio::net::TcpStream;
 use crate::address::{Refusal, refusal};
 use crate::origin::{CallbackUrl, Host, Origin};
 use crate::outcome::{Category, Failure};
-
-/// How long an attempt may take and how much of the reply is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PostLimits {
-    /// Resolving the host and opening the TCP connection.
-    pub connect: Duration,
-    /// The whole exchange, from resolving to the last byte of the reply read.
-    pub total: Duration,
-    /// Bytes of the reply's body kept; the rest is not read.
-    pub max_reply: usize,
-}
-
-impl Default for PostLimits {
-    fn default() -> Self {
-        PostLimits {
-            connect: Duration::from_secs(5),
-            total: Duration::from_secs(10),
-            max_reply: 64 * 1024,
-        }
-    }
-}
-
-/// The receiver's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
-    pub status: u16,
-    /// At most [`PostLimits::max_reply`] bytes of the body.
-    pub body: Vec<u8>,
-    /// A `Retry-After` given in seconds (the HTTP-date form is not read).
-    pub retry_after: Option<Duration>,
-}
+pub use crate::reply::{PostLimits, Reply};
 
 /// Why [`Poster::new`] could not set up TLS.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +59,13 @@ impl Poster {
             return Err(TlsSetupError::NoRoots);
         }
         Ok(Poster::with_roots(limits, roots))
+    }
+
+    /// A poster that trusts no certificate: plain-http loopback deliveries still work, and
+    /// every https one fails as `tls_error` (what the daemon falls back to when the system
+    /// has no roots at all, rather than not starting).
+    pub fn without_roots(limits: PostLimits) -> Poster {
+        Poster::with_roots(limits, rustls::RootCertStore::empty())
     }
 
     /// A poster trusting exactly `roots`.
