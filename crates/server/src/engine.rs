@@ -259,6 +259,8 @@ impl Tidings {
         };
         tracing::info!(settings = %daemon_config.settings_path.display(), "settings");
         let daemon = Daemon::start(daemon_config)?;
+        // The webhook subscriptions kept from the last run resume delivering.
+        crate::events::webhook::start(&daemon);
         daemon.set_socket_path(listener.path());
         if let Some(record) = access_record(demo.as_ref().map(|(_, home, _)| home)) {
             daemon.set_access_record(record);

@@ -17,12 +17,16 @@
 //!   the supervisor that follows `[http]` settings.
 //! - [`frames`]: newline framing with the 1 MiB frame limit in front of rmcp.
 //! - [`events`]: the `ServerHandler`: `server/discover`, `events/list|poll|stream|subscribe|
-//!   unsubscribe`, `subscriptions/listen`, `tidings/status`, the push stream loop, and the
-//!   pull tools (`tidings_check`, `tidings_wait`) for hosts on either era.
+//!   unsubscribe`, `subscriptions/listen`, `tidings/status`, the push stream loop, each
+//!   webhook subscription's delivery task, and the pull tools (`tidings_check`,
+//!   `tidings_wait`) for hosts on either era.
 //! - [`daemon`]: the running daemon: a cheap-Clone handle on the engine, settings, hub,
 //!   limits and clients; builds the [`State`]. Its methods live by what they serve: settings,
 //!   the settings watcher, pause, status, access record, notices, the layers' accessors.
 //! - [`demo`]: demo mode: a fake home from the fixtures, the simulator, the conformance tools.
+//! - [`webhooks`]: the webhook subscriptions' registry (the daemon holds it): each
+//!   subscription, its signed POST, and `webhooks.json`, which keeps them across restarts.
+//!   The handlers and delivery tasks are `events::webhook`'s.
 //! - [`logfile`]: the daily log file in the platform's log directory (the CLI's and the app's).
 //! - [`logfilter`]: the log filters both share: rmcp capped, a response nobody takes dropped.
 //! - [`clients`]: the registry of connections and HTTP tokens; admission (stream slots under
@@ -48,8 +52,6 @@
 //! - `home`: paths shown to clients with the home directory as `~`.
 //! - [`settings_file`]: `settings.toml` written: core's text, the platform's atomic write.
 //! - `sync`: the one poison-recovering lock.
-//! - [`webhooks`]: webhook delivery: `events/subscribe` and `events/unsubscribe`, each
-//!   subscription's delivery task, and `webhooks.json`, which keeps them across restarts.
 
 pub mod agents;
 pub mod app;

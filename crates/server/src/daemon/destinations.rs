@@ -55,7 +55,7 @@ impl Daemon {
             .get(id)
             .ok_or_else(|| WebhookError::Unknown(id.to_owned()))?;
         let error = crate::webhooks::ended_by_user(&hook);
-        crate::webhooks::terminate(self, &hook, &error).await;
+        self.webhooks().terminate(&hook, &error).await;
         self.board_changed();
         Ok(())
     }

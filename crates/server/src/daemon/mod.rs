@@ -233,7 +233,6 @@ impl Daemon {
             .inner
             .webhooks
             .start_saver(daemon.inner.shutdown.clone());
-        daemon.inner.webhooks.start(&daemon);
         tracing::info!(settings = %daemon.inner.settings_path.display(), "daemon started");
         Ok(daemon)
     }

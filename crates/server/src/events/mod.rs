@@ -15,6 +15,7 @@ pub(crate) mod poll;
 pub mod pull;
 pub(crate) mod stream;
 pub(crate) mod tools;
+pub mod webhook;
 pub(crate) mod wire;
 
 use std::sync::Arc;
@@ -198,13 +199,13 @@ impl ServerHandler for EventsHandler {
             }
             methods::EVENTS_SUBSCRIBE => {
                 let conn = self.conn(&ctx)?;
-                crate::webhooks::subscribe(&self.daemon, &conn, &params)
+                webhook::subscribe(&self.daemon, &conn, &params)
                     .await
                     .map(complete)
             }
             methods::EVENTS_UNSUBSCRIBE => {
                 let conn = self.conn(&ctx)?;
-                crate::webhooks::unsubscribe(&self.daemon, &conn, &params).map(complete)
+                webhook::unsubscribe(&self.daemon, &conn, &params).map(complete)
             }
             m if m == listen::LISTEN_ALIAS => {
                 let conn = self.conn(&ctx)?;

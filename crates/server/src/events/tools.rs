@@ -1,7 +1,7 @@
 //! Demo mode only: the tools the community conformance suite drives a server with:
 //! `events_conformance_yield_error`, `_yield_gap` and `_terminate`, each taking
 //! `{"name": <event type>}` and acting through the real mechanism (`DemoControl`), and the
-//! webhook controls (`crate::webhooks::controls`).
+//! webhook controls (`super::webhook::controls`).
 
 use std::sync::Arc;
 
@@ -37,7 +37,7 @@ pub fn tools() -> Vec<Tool> {
     ]
     .into_iter()
     .map(|(lever, description)| Tool::new(lever.tool(), description, schema.clone()))
-    .chain(crate::webhooks::controls::tools())
+    .chain(super::webhook::controls::tools())
     .collect()
 }
 
@@ -48,10 +48,10 @@ pub async fn call(
     daemon: &Daemon,
     request: CallToolRequestParams,
 ) -> Result<CallToolResult, ErrorData> {
-    if crate::webhooks::controls::is_control(&request.name) {
+    if super::webhook::controls::is_control(&request.name) {
         let args = request.arguments.clone().unwrap_or_default();
         return Ok(
-            match crate::webhooks::controls::call(daemon, &request.name, &args).await {
+            match super::webhook::controls::call(daemon, &request.name, &args).await {
                 Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
                 Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
             },

@@ -1,9 +1,11 @@
 //! One webhook subscription ([`Hook`]): its key, the secrets that sign its deliveries, where
 //! delivery stands (the cursor, active or suspended) and how the last attempts went.
 
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 use tidings_core::{Cursor, EventType};
 use tidings_webhook::{CallbackUrl, Category, Secret};
 use tokio::sync::Notify;
@@ -162,4 +164,22 @@ impl HookState {
         self.last_error = Some(category);
         self.failed_since_ms.get_or_insert_with(now_ms);
     }
+}
+
+/// `sub_` and 16 hex digits of SHA-256 over the key: the principal, the URL, the type and the
+/// arguments as canonical JSON (object keys sorted, which `serde_json`'s map keeps). Stable
+/// across refreshes and restarts; a routing handle, never accepted as input.
+pub fn subscription_id(
+    principal: &str,
+    url: &CallbackUrl,
+    ty: EventType,
+    arguments: &serde_json::Map<String, Value>,
+) -> String {
+    let key = json!([principal, url.as_str(), ty.name(), arguments]).to_string();
+    let digest = Sha256::digest(key.as_bytes());
+    let mut id = String::from("sub_");
+    for b in &digest[..8] {
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }

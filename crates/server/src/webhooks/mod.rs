@@ -2,27 +2,24 @@
 //! (or refreshes) a subscription whose events the daemon POSTs, signed, to a callback URL on
 //! the user's list of destinations (docs/decisions/webhooks.md).
 //!
-//! The parts: `params` (the two methods' params, checked), `subscribe` (the two handlers),
-//! `hook` (one subscription and its state), `deliver` (its delivery task), `send` (one signed
-//! POST, and the verification challenge), `store` (`webhooks.json`, so nothing is lost across
-//! a restart), `errors` (the refusals only webhooks give), `controls` (the conformance
-//! suite's webhook controls, demo mode only). This file is the registry
-//! ([`Webhooks`]): every subscription by id, the endpoints verified, the destinations the
-//! window asks the user about.
+//! This module is the registry and what needs no daemon: `hook` (one subscription, its state
+//! and its id), `params` (the two methods' params, checked), `send` (one signed POST, and the
+//! verification challenge), `store` (`webhooks.json`, so nothing is lost across a restart),
+//! `errors` (the refusals only webhooks give). This file is [`Webhooks`]: every subscription
+//! by id, the endpoints verified, the destinations the window asks the user about. The
+//! handlers, each subscription's delivery task and the conformance controls are the events
+//! layer's (`events/webhook/`), above the daemon that holds this registry.
 //!
 //! What leaves the Mac is decided by the user twice over: the destination's origin must be on
 //! `[webhooks] allow`, and every delivery goes through the agent's grant, the type's switch
 //! and the allowlist as a stream's events do. The posting itself (addresses checked at every
 //! delivery, no redirects, signing) is `tidings_webhook`'s.
 
-pub mod controls;
-mod deliver;
-mod errors;
+pub(crate) mod errors;
 mod hook;
-mod params;
-mod send;
+pub(crate) mod params;
+pub(crate) mod send;
 mod store;
-mod subscribe;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -30,13 +27,10 @@ use std::sync::{Arc, Mutex};
 
 use tidings_webhook::{PostLimits, Poster};
 
-pub(crate) use deliver::terminate;
 pub use errors::{LIMIT, MAX_PER_AGENT};
-pub use hook::{Hook, Owner};
-pub(crate) use subscribe::{subscribe, unsubscribe};
+pub use hook::{Hook, HookState, Owner, subscription_id};
 
 use crate::clients::filter_summary;
-use crate::daemon::Daemon;
 use crate::state::{DestinationAskState, WebhookState, WebhooksState, now_ms};
 use crate::sync::lock;
 
@@ -146,13 +140,6 @@ impl Webhooks {
     /// stop writes at once ([`Webhooks::stop`]).
     pub fn changed(&self) {
         self.dirty.notify_one();
-    }
-
-    /// Start the delivery task of every subscription loaded.
-    pub(crate) fn start(&self, daemon: &Daemon) {
-        for hook in self.all() {
-            tokio::spawn(deliver::run(daemon.clone(), hook));
-        }
     }
 
     /// Every subscription, by id.
@@ -286,13 +273,31 @@ impl Webhooks {
     }
 
     /// Stop every delivery task and load the registry again from its file, as a restart of
-    /// the daemon would (the conformance suite's restart control).
-    pub(crate) fn restart(&self, daemon: &Daemon) {
+    /// the daemon would (the conformance suite's restart control); the caller starts the
+    /// delivery tasks again.
+    pub fn reload(&self) {
         self.stop();
-        let fresh = Webhooks::load_file(&self.path);
-        *lock(&self.hooks) = fresh.0;
-        *lock(&self.verified) = fresh.1;
-        self.start(daemon);
+        let (hooks, verified) = Webhooks::load_file(&self.path);
+        *lock(&self.hooks) = hooks;
+        *lock(&self.verified) = verified;
+    }
+
+    /// End `hook` with a `terminated` envelope carrying `error` (one attempt: the
+    /// subscription is gone whatever the receiver answers) and forget it.
+    pub async fn terminate(&self, hook: &Hook, error: &rmcp::ErrorData) {
+        tracing::debug!(event_type = %hook.event_type, code = error.code.0, "webhook subscription terminated");
+        self.remove(&hook.id);
+        let body = serde_json::json!({"type": "terminated", "error": error}).to_string();
+        let secrets = hook.signing_secrets();
+        let _ = send::post(
+            &self.poster,
+            &hook.url,
+            &hook.id,
+            &secrets,
+            &send::control_id("terminated"),
+            body.as_bytes(),
+        )
+        .await;
     }
 
     /// End every subscription (the daemon shuts down): their tasks stop, the file keeps them.

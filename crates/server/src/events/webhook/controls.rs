@@ -16,11 +16,9 @@ use serde_json::{Map, Value, json};
 use tidings_core::EventType;
 use tidings_webhook::{CallbackUrl, Secret};
 
-use super::hook::{Hook, HookState, Owner};
-use super::subscribe::subscription_id;
-use super::{MAX_PER_AGENT, deliver};
 use crate::daemon::Daemon;
 use crate::state::now_ms;
+use crate::webhooks::{Hook, HookState, MAX_PER_AGENT, Owner, params, subscription_id};
 
 /// The restarts the controls made (`events_conformance_generation`).
 static GENERATION: AtomicU64 = AtomicU64::new(0);
@@ -128,7 +126,8 @@ pub async fn call(
             Ok("terminated".into())
         }
         "events_conformance_restart" => {
-            webhooks.restart(daemon);
+            webhooks.reload();
+            super::start(daemon);
             Ok((GENERATION.fetch_add(1, Ordering::Relaxed) + 1).to_string())
         }
         "events_conformance_generation" => Ok(GENERATION.load(Ordering::Relaxed).to_string()),
@@ -167,11 +166,11 @@ fn subscribe_as(daemon: &Daemon, args: &Map<String, Value>) -> Result<String, St
             id: principal.clone(),
             name: principal,
         };
-        let ttl = Some(now_ms() + super::params::DEFAULT_TTL_MS);
+        let ttl = Some(now_ms() + params::DEFAULT_TTL_MS);
         let state = HookState::new(secret, ttl, None, (None, None));
         let hook = Hook::new(id.clone(), owner, ty, arguments, url, state);
         webhooks.insert(Arc::clone(&hook));
-        tokio::spawn(deliver::run(daemon.clone(), hook));
+        super::spawn(daemon, hook);
     }
     Ok(id)
 }

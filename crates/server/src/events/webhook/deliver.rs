@@ -19,11 +19,11 @@ use tidings_core::{Cursor, RequestError, Settings, Subscription};
 use tidings_protocol::errors::{self as codes, data, reason};
 use tidings_webhook::Verdict;
 
-use super::hook::Hook;
-use super::send::{self, event_message_id};
 use crate::daemon::Daemon;
-use crate::events::errors::{allowlist_removed, error_object, type_turned_off};
+use crate::events::errors::{allowlist_removed, type_turned_off};
 use crate::state::now_ms;
+use crate::webhooks::Hook;
+use crate::webhooks::send::{self, event_message_id};
 
 /// The most events read from the store per step.
 pub const BATCH: u32 = 100;
@@ -71,7 +71,7 @@ pub async fn run(daemon: Daemon, hook: Arc<Hook>) {
         let sub = match allowed(&daemon, &hook, &settings) {
             Ok(sub) => sub,
             Err(error) => {
-                terminate(&daemon, &hook, &error).await;
+                daemon.webhooks().terminate(&hook, &error).await;
                 return;
             }
         };
@@ -287,7 +287,9 @@ fn allowed(daemon: &Daemon, hook: &Hook, settings: &Settings) -> Result<Subscrip
         ));
     }
     if !settings.webhooks.allows(hook.url.origin()) {
-        return Err(super::errors::destination_removed(hook.url.origin()));
+        return Err(crate::webhooks::errors::destination_removed(
+            hook.url.origin(),
+        ));
     }
     Subscription::new(hook.event_type.name(), &hook.arguments, settings).map_err(|e| match e {
         RequestError::NotFound { .. } | RequestError::Disabled { .. } => {
@@ -295,22 +297,4 @@ fn allowed(daemon: &Daemon, hook: &Hook, settings: &Settings) -> Result<Subscrip
         }
         _ => allowlist_removed(hook.event_type),
     })
-}
-
-/// End `hook` with a `terminated` envelope (one attempt: the subscription is gone whatever
-/// the receiver says) and forget it.
-pub async fn terminate(daemon: &Daemon, hook: &Hook, error: &ErrorData) {
-    tracing::debug!(event_type = %hook.event_type, code = error.code.0, "webhook subscription terminated");
-    daemon.webhooks().remove(&hook.id);
-    let body = json!({"type": "terminated", "error": error_object(error)}).to_string();
-    let secrets = hook.signing_secrets();
-    let _ = send::post(
-        daemon.webhooks().poster(),
-        &hook.url,
-        &hook.id,
-        &secrets,
-        &send::control_id("terminated"),
-        body.as_bytes(),
-    )
-    .await;
 }

@@ -4,17 +4,12 @@
 //! delivered to it. The same key again is a refresh: the secret replaced, the TTL re-granted,
 //! delivery reactivated.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 use rmcp::ErrorData;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use tidings_core::{EventType, Subscription};
-use tidings_webhook::CallbackUrl;
 
-use super::hook::{Hook, HookState, Owner};
-use super::{deliver, errors, params, send};
 use crate::clients::ConnectionState;
 use crate::daemon::Daemon;
 use crate::events::errors::{
@@ -22,6 +17,7 @@ use crate::events::errors::{
 };
 use crate::notices::Notice;
 use crate::state::now_ms;
+use crate::webhooks::{Hook, HookState, Owner, errors, params, send, subscription_id};
 
 /// Answer `events/subscribe`.
 pub(crate) async fn subscribe(
@@ -101,7 +97,7 @@ pub(crate) async fn subscribe(
     let hook = Hook::new(id, owner, sub.event_type(), p.arguments, p.url, state);
     webhooks.insert(Arc::clone(&hook));
     daemon.subscribed(conn, sub.event_type(), &hook.arguments);
-    tokio::spawn(deliver::run(daemon.clone(), Arc::clone(&hook)));
+    super::spawn(daemon, Arc::clone(&hook));
     daemon.board_changed();
     Ok(result(&hook, truncated))
 }
@@ -144,22 +140,4 @@ fn result(hook: &Hook, truncated: bool) -> Value {
             "failedSince": s.failed_since_ms.map(error_time),
         },
     })
-}
-
-/// `sub_` and 16 hex digits of SHA-256 over the key: the principal, the URL, the type and the
-/// arguments as canonical JSON (object keys sorted, which `serde_json`'s map keeps). Stable
-/// across refreshes and restarts; a routing handle, never accepted as input.
-pub fn subscription_id(
-    principal: &str,
-    url: &CallbackUrl,
-    ty: EventType,
-    arguments: &serde_json::Map<String, Value>,
-) -> String {
-    let key = json!([principal, url.as_str(), ty.name(), arguments]).to_string();
-    let digest = Sha256::digest(key.as_bytes());
-    let mut id = String::from("sub_");
-    for b in &digest[..8] {
-        let _ = write!(id, "{b:02x}");
-    }
-    id
 }
