@@ -14,8 +14,9 @@ use tidings_webhook::{
 /// The header that names the subscription a delivery is for.
 pub const SUBSCRIPTION_HEADER: &str = "X-MCP-Subscription-Id";
 
-/// The longest `eventId` sent as the `webhook-id` as it is.
-const MAX_PLAIN_ID: usize = 200;
+/// The longest `eventId` sent as the `webhook-id` as it is (a Message-ID is at most a header
+/// line, 998 bytes).
+const MAX_PLAIN_ID: usize = 998;
 
 /// POST `body` to `url`, signed with `secrets` under message id `id`; how it went, and the
 /// reply's `Retry-After`, if any.
@@ -88,13 +89,15 @@ pub async fn challenge(
     }
 }
 
-/// The `webhook-id` of an event: its `eventId` when that is a plain token (visible ASCII, no
-/// `.`, at most 200 bytes), else `evt_` and a hash of it, so a Message-ID's dots and angle
-/// brackets never reach the signed prefix or a header. Stable across retries either way.
+/// The `webhook-id` of an event: its `eventId` as it is, which receivers check the body's
+/// `eventId` against (the AI SDK's refuses a delivery where the two differ). The signed prefix
+/// stays unambiguous with dots in it: the timestamp after it is all digits. Only an id a
+/// header cannot carry (a control character, or longer than [`MAX_PLAIN_ID`] bytes) becomes
+/// `evt_` and 32 hex digits of its SHA-256. Stable across retries either way.
 pub fn event_message_id(event_id: &str) -> String {
     let plain = !event_id.is_empty()
         && event_id.len() <= MAX_PLAIN_ID
-        && event_id.bytes().all(|b| b.is_ascii_graphic() && b != b'.');
+        && event_id.bytes().all(|b| b.is_ascii_graphic() || b == b' ');
     if plain {
         return event_id.to_owned();
     }
@@ -137,12 +140,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_message_id_with_dots_is_hashed_and_a_guid_is_kept() {
+    fn the_event_id_is_the_webhook_id_unless_a_header_cannot_carry_it() {
         assert_eq!(event_message_id("p0123-ABCD"), "p0123-ABCD");
-        let hashed = event_message_id("<abc.123@mail.example.com>");
+        let message_id = "<abc.123@mail.example.com>";
+        assert_eq!(event_message_id(message_id), message_id);
+        let hashed = event_message_id("<a\r\nInjected: yes@example.com>");
         assert!(hashed.starts_with("evt_") && hashed.len() == 36, "{hashed}");
-        assert_eq!(hashed, event_message_id("<abc.123@mail.example.com>"));
-        assert!(!hashed.contains('.'));
+        assert_eq!(hashed, event_message_id("<a\r\nInjected: yes@example.com>"));
+        assert!(event_message_id(&"x".repeat(999)).starts_with("evt_"));
     }
 
     #[test]
