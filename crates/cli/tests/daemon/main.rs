@@ -53,6 +53,8 @@ mod http_live;
 mod http_names;
 // A legacy HTTP client gets the pull tools; an events request with no version is told so.
 mod http_pull_tools;
+// Webhook subscriptions over HTTP: a token's agent is their principal; --no-auth has none.
+mod http_webhooks;
 // A client of another uid is closed without an answer (needs root).
 mod peer_uid;
 // Names from Contacts on every path only under the switch; none through any method when off.
