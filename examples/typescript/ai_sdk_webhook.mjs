@@ -156,35 +156,31 @@ const server = http.createServer((req, res) => {
     res.end();
   });
 });
-await new Promise((resolve, reject) => {
-  server.once("error", reject);
+await new Promise((resolve) => {
+  server.once("error", (error) => {
+    console.log(`ERROR cannot listen on 127.0.0.1:${port}: ${error.message}`);
+    process.exit(1);
+  });
   server.listen(port, "127.0.0.1", resolve);
 });
 const callback = `http://127.0.0.1:${server.address().port}${HOOK_PATH}`;
 
-// Like a host, the transport passes the shim only a few environment variables, so a socket
-// other than the default goes on the command line.
-const client = await createMCPClient({
-  transport: new Experimental_StdioMCPTransport({
-    command: args.shim,
-    args: args.socket ? ["--socket", args.socket] : [],
-  }),
-  experimental_events: { store },
-});
+let client;
+let subscriptionId;
 
 async function shutDown(code) {
   server.close();
   server.closeAllConnections();
-  await client.close().catch(() => {});
+  await client?.close().catch(() => {});
   process.exit(code);
 }
 
 // The daemon's refusal (its code and message, which says what to do), or the SDK's own.
 function printError(error) {
-  console.log(error.code == null ? `ERROR ${error.message}` : `ERROR ${error.code} ${error.message}`);
+  const code = error.code == null ? "" : `${error.code} `;
+  console.log(`ERROR ${code}${error.message}`);
 }
 
-let subscriptionId;
 async function finish() {
   try {
     await client.experimental_events.unsubscribe({ id: subscriptionId });
@@ -196,6 +192,15 @@ async function finish() {
 }
 
 try {
+  // Like a host, the transport passes the shim only a few environment variables, so a
+  // socket other than the default goes on the command line.
+  client = await createMCPClient({
+    transport: new Experimental_StdioMCPTransport({
+      command: args.shim,
+      args: args.socket ? ["--socket", args.socket] : [],
+    }),
+    experimental_events: { store },
+  });
   const result = await client.experimental_events.subscribe({
     name: "mail.received",
     arguments: filters,
