@@ -3,10 +3,12 @@
 # aarch64-apple-darwin`. No Apple SDK is here, so no C or Objective-C can be compiled for the
 # target: SQLite is taken as linked, not bundled, for the check
 # (LIBSQLITE3_SYS_USE_PKG_CONFIG; a check links nothing), and the server and the CLI are
-# checked without `desktop-notifications` (its macOS backend compiles Objective-C). The app
-# (tidings-app and tidings-settings) is checked with scripts/check-macos/no-cc standing in for
-# the C compiler: its macOS stack (tao, tray-icon, Tauri) needs objc2-exception-helper, whose
-# build script compiles one Objective-C file, and a check never uses the object. Needs ui/dist
+# checked without `desktop-notifications` (its macOS backend compiles Objective-C). Where a
+# build script must compile C, scripts/check-macos/no-cc stands in for the C compiler (a
+# check never uses the object): for the server and the CLI, ring (webhook delivery's TLS,
+# through tidings-webhook) compiles its C and assembly; for the app (tidings-app and
+# tidings-settings), its macOS stack (tao, tray-icon, Tauri) needs objc2-exception-helper,
+# whose build script compiles one Objective-C file. Needs ui/dist
 # (tauri-build embeds it; `make ui`). Skips with a clear message when the target cannot be
 # installed.
 set -euo pipefail
@@ -23,7 +25,8 @@ fi
 echo "== cargo check --target $target (platform, shim, connect, core, server, cli)" >&2
 cargo check --locked --target "$target" --all-targets -p tidings-platform -p tidings-shim \
   -p tidings-connect
-LIBSQLITE3_SYS_USE_PKG_CONFIG=1 cargo check --locked --target "$target" --all-targets \
+CC_aarch64_apple_darwin="$PWD/scripts/check-macos/no-cc" LIBSQLITE3_SYS_USE_PKG_CONFIG=1 \
+  cargo check --locked --target "$target" --all-targets \
   -p tidings-core -p tidings-server -p tidings-cli --no-default-features
 echo "== cargo check --target $target (the app: tidings-app, tidings-settings)" >&2
 CC_aarch64_apple_darwin="$PWD/scripts/check-macos/no-cc" LIBSQLITE3_SYS_USE_PKG_CONFIG=1 \

@@ -242,7 +242,7 @@ pub fn descriptor_with(ty: EventType, settings: &Settings, accounts: &[String]) 
     json!({
         "name": ty.name(),
         "description": description,
-        "delivery": ["poll", "push"],
+        "delivery": ["poll", "push", "webhook"],
         "inputSchema": input_schema_with(ty, settings, accounts),
         "payloadSchema": payload_schema(ty),
     })

@@ -23,10 +23,14 @@ pub const NOT_FOUND: i32 = -32023;
 /// `Forbidden`: the user's settings no longer allow the subscription, or the client was
 /// revoked.
 pub const FORBIDDEN: i32 = -32024;
-/// `ResourceExhausted`: a stream cap was reached.
+/// `ResourceExhausted`: a stream cap or the webhook subscriptions' cap was reached.
 pub const RESOURCE_EXHAUSTED: i32 = -32025;
-/// `Unsupported`: a delivery mode Tidings does not offer (webhook).
+/// `Unsupported`: a delivery mode a type does not offer.
 pub const UNSUPPORTED: i32 = -32026;
+/// `CallbackEndpointError`: a webhook's endpoint failed verification or could not be reached;
+/// `data.reason` is one of the delivery-status categories (`connection_refused`, `timeout`,
+/// `tls_error`, `http_4xx`, `http_5xx`, `challenge_failed`).
+pub const CALLBACK_ENDPOINT_ERROR: i32 = -32027;
 
 /// The keys of an error's `data` that more than one side reads.
 pub mod data {
@@ -70,6 +74,14 @@ pub mod reason {
     pub const AGENT_NOT_ALLOWED: &str = "agent_not_allowed";
     /// Too many agents with no grant wait for the user's answer at once.
     pub const AGENT_ASKS: &str = "agent_asks";
+    /// A webhook's callback origin is not on the user's list of destinations.
+    pub const DESTINATION_NOT_ALLOWED: &str = "destination_not_allowed";
+    /// The user removed a webhook's destination from the list, or ended the subscription.
+    pub const DESTINATION_REMOVED: &str = "destination_removed";
+    /// A webhook subscription reached its `refreshBefore` without a refresh.
+    pub const EXPIRED: &str = "expired";
+    /// Webhook calls need a principal: the HTTP endpoint serves without a token.
+    pub const UNAUTHENTICATED: &str = "unauthenticated";
 }
 
 /// The `{code, message, data}` of an error response, and the `error` member of

@@ -22,9 +22,9 @@ pub const EVENTS_LIST: &str = "events/list";
 pub const EVENTS_POLL: &str = "events/poll";
 /// A push stream of an event type.
 pub const EVENTS_STREAM: &str = "events/stream";
-/// Webhook delivery: declined.
+/// Webhook delivery: create or refresh a subscription (an idempotent upsert on its key).
 pub const EVENTS_SUBSCRIBE: &str = "events/subscribe";
-/// Webhook delivery's end: there is never a webhook subscription to end.
+/// Webhook delivery's end, by the subscription's key.
 pub const EVENTS_UNSUBSCRIBE: &str = "events/unsubscribe";
 
 /// The daemon's `State`, on the socket only.

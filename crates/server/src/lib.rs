@@ -48,6 +48,8 @@
 //! - `home`: paths shown to clients with the home directory as `~`.
 //! - [`settings_file`]: `settings.toml` written: core's text, the platform's atomic write.
 //! - `sync`: the one poison-recovering lock.
+//! - [`webhooks`]: webhook delivery: `events/subscribe` and `events/unsubscribe`, each
+//!   subscription's delivery task, and `webhooks.json`, which keeps them across restarts.
 
 pub mod agents;
 pub mod app;
@@ -74,6 +76,7 @@ pub mod state;
 mod sync;
 #[cfg(test)]
 mod ui_contract;
+pub mod webhooks;
 
 pub use engine::{Config, Handle, StartError, Tidings};
 pub use home::home_relative;

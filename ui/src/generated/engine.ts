@@ -58,7 +58,11 @@ fullDiskAccess: FullDiskAccess,
 /**
  * Whether the Contacts stores could be read: counts and files only, never a card.
  */
-contacts: ContactsState, };
+contacts: ContactsState,
+/**
+ * Webhook delivery: the destinations, the subscriptions and how they deliver.
+ */
+webhooks: WebhooksState, };
 
 /**
  * One event type: whether it is on, who may reach agents through it, and its store.
@@ -353,6 +357,91 @@ delivered: number,
  * since Tidings started.
  */
 lastSeenMs: number | null, };
+
+/**
+ * Webhook delivery as the window and `tidings status` show it.
+ */
+export type WebhooksState = {
+/**
+ * The origins on `[webhooks] allow`, as the file holds them.
+ */
+destinations: Array<string>,
+/**
+ * Every subscription, by id.
+ */
+subscriptions: Array<WebhookState>,
+/**
+ * Destinations an agent asked for that are not on the list, oldest first.
+ */
+asks: Array<DestinationAskState>, };
+
+/**
+ * One webhook subscription.
+ */
+export type WebhookState = {
+/**
+ * `sub_…`, as the `X-MCP-Subscription-Id` header carries it.
+ */
+id: string,
+/**
+ * `mail.received` or `messages.received`.
+ */
+eventType: string,
+/**
+ * The destination's origin.
+ */
+destination: string,
+/**
+ * The agent it belongs to (its id) and how it is shown.
+ */
+agent: string, agentName: string,
+/**
+ * The filter, as the number of values per argument (`{"domains": 1}`), never the
+ * values.
+ */
+filter: { [key in string]: number },
+/**
+ * Deliveries go out; false once the retries ran out (suspended).
+ */
+active: boolean,
+/**
+ * When it lapses unless refreshed (ms since the epoch); `None`: never.
+ */
+refreshBeforeMs: number | null,
+/**
+ * The last accepted delivery (ms since the epoch).
+ */
+lastDeliveryMs: number | null,
+/**
+ * The last failure's category (`connection_refused`, `timeout`, `tls_error`,
+ * `http_4xx`, `http_5xx`, `challenge_failed`).
+ */
+lastError: string | null,
+/**
+ * Since when deliveries fail (ms since the epoch).
+ */
+failedSinceMs: number | null,
+/**
+ * Events delivered.
+ */
+delivered: number, };
+
+/**
+ * A destination an agent asked for, not on the list: the window asks the user.
+ */
+export type DestinationAskState = {
+/**
+ * The origin, as the list would hold it.
+ */
+origin: string,
+/**
+ * Who asked.
+ */
+agent: string,
+/**
+ * When it first asked (ms since the epoch).
+ */
+sinceMs: number, };
 
 /**
  * How an agent was identified.

@@ -86,7 +86,7 @@ fn discover_list_bootstrap_then_poll_returns_new_mail_and_message() {
     for descriptor in list["events"].as_array().unwrap() {
         assert_eq!(
             descriptor["delivery"],
-            json!(["poll", "push"]),
+            json!(["poll", "push", "webhook"]),
             "{descriptor}"
         );
         assert!(descriptor["description"].is_string(), "{descriptor}");

@@ -91,7 +91,7 @@ fn a_garbage_cursor_is_invalid_params_naming_the_cursor() {
 }
 
 #[test]
-fn webhook_subscribe_is_unsupported() {
+fn webhook_subscribe_to_an_origin_not_on_the_list_is_forbidden() {
     let daemon = Daemon::start();
     let mut client = daemon.client();
     let error = client.error(
@@ -101,9 +101,12 @@ fn webhook_subscribe_is_unsupported() {
                "delivery": {"mode": "webhook", "url": "https://example.com/hook",
                             "secret": "whsec_MTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0"}}),
     );
-    assert_eq!(error["code"], -32026, "{error}");
-    assert_eq!(error["data"]["feature"], "deliveryMode", "{error}");
-    assert_eq!(error["data"]["value"], "webhook", "{error}");
+    assert_eq!(error["code"], -32024, "{error}");
+    assert_eq!(
+        error["data"]["reason"], "destination_not_allowed",
+        "{error}"
+    );
+    assert_eq!(error["data"]["origin"], "https://example.com", "{error}");
 }
 
 #[test]

@@ -36,6 +36,8 @@ const HEADER: &str = "\
 #   grant: identity (what it is, found by Tidings), access = \"allow\"|\"deny\", and per type
 #   mail = true|false|[\"example.com\"] (a list keeps only those entries of [mail] allow).
 #   `tidings agents` lists them.
+# [webhooks] allow = [\"https://hooks.example.com\", \"http://127.0.0.1:8787\"]   the only
+#   origins webhook subscriptions may post events to; http:// only for this Mac (loopback).
 ";
 
 impl Settings {

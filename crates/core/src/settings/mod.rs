@@ -4,7 +4,8 @@
 //! loopback HTTP endpoint off), its errors (`settings/error.rs`), the file it is saved in
 //! (`settings/file.rs`: read, parse, the text to write), the in-place edit that keeps the
 //! file's comments (`settings/edit.rs`), which changes widen what agents see
-//! (`settings/widen.rs`), and each agent's grant (`settings/agents.rs`). Core never writes the
+//! (`settings/widen.rs`), each agent's grant (`settings/agents.rs`), and the destinations
+//! webhooks may post to (`settings/webhooks.rs`). Core never writes the
 //! file: the caller writes the text [`Settings::file_text`] gives it.
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -20,6 +21,7 @@ mod allow;
 mod edit;
 mod error;
 mod file;
+mod webhooks;
 mod widen;
 
 pub use agents::{
@@ -28,6 +30,7 @@ pub use agents::{
 };
 pub use allow::{AllowEntry, AllowEntryError, ContactsInForce};
 pub use error::SettingsError;
+pub use webhooks::{MAX_DESTINATIONS, WebhookSettings};
 
 /// Everything the user decides.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +49,9 @@ pub struct Settings {
     pub notifications: NotificationSettings,
     /// Each agent's grant, and what a new one gets (`[agents]`).
     pub agents: AgentsSettings,
+    /// Where webhooks may post events (`[webhooks]`): the user's list of destinations.
+    #[serde(skip_serializing_if = "WebhookSettings::is_empty")]
+    pub webhooks: WebhookSettings,
     /// The Contacts that person and group entries resolve against: loaded by the daemon,
     /// never saved.
     #[serde(skip)]

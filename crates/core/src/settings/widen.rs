@@ -6,7 +6,8 @@
 //! is named below, so a new field does not compile until someone decides which way it goes.
 
 use super::{
-    Access, AgentGrant, AgentsSettings, EventSettings, HttpSettings, NewAgents, Settings, TypeGrant,
+    Access, AgentGrant, AgentsSettings, EventSettings, HttpSettings, NewAgents, Settings,
+    TypeGrant, WebhookSettings,
 };
 
 impl Settings {
@@ -17,7 +18,7 @@ impl Settings {
     /// `categories` likewise (emptied is every category); its `backfill_days` is raised or set
     /// to 0 (the guard off); names from Contacts are turned on (`contact_names`); the endpoint
     /// moves (`listen`)
-    /// or allows a browser origin it did not. Channel presets and notification switches
+    /// or allows a browser origin it did not; a webhook destination is added. Channel presets and notification switches
     /// never widen through the daemon: the channel reads its preset from the file when it
     /// starts, and notifications reach the user only.
     pub fn widens(&self, applied: &Settings) -> bool {
@@ -31,12 +32,20 @@ impl Settings {
             // widens by the user's own edit in Contacts.
             contacts: _,
             agents,
+            webhooks,
         } = self;
         type_widens(mail, &applied.mail)
             || type_widens(messages, &applied.messages)
             || http_widens(http, &applied.http)
             || agents_widen(agents, &applied.agents)
+            || webhooks_widen(webhooks, &applied.webhooks)
     }
+}
+
+/// A destination added widens: events may leave for somewhere they could not before.
+fn webhooks_widen(new: &WebhookSettings, old: &WebhookSettings) -> bool {
+    let WebhookSettings { allow } = new;
+    allow.iter().any(|o| !old.allow.contains(o))
 }
 
 /// Agents widen when new ones get more than before (deny < ask < allow), or a known agent's
@@ -323,6 +332,20 @@ allowed_origins = [\"http://localhost:5173\"]
         // From the backfill guard off, any window narrows.
         let off = changed(|s| s.messages.backfill_days = 0);
         assert!(!applied.widens(&off));
+    }
+
+    #[test]
+    fn a_webhook_destination_added_widens_and_one_removed_does_not() {
+        let one = changed(|s| s.webhooks.allow = vec!["https://hooks.example.com".into()]);
+        let two = changed(|s| {
+            s.webhooks.allow = vec![
+                "https://hooks.example.com".into(),
+                "http://127.0.0.1:8787".into(),
+            ];
+        });
+        assert!(two.widens(&one), "a destination added");
+        assert!(!one.widens(&two), "a destination removed");
+        assert!(!one.widens(&one), "the same list");
     }
 
     #[test]

@@ -179,6 +179,9 @@ pub(crate) struct ConnectionState {
     announced: Mutex<Announced>,
     /// Whether an HTTP token's principal served a request (only then is it shown).
     seen: AtomicBool,
+    /// No credential stands behind it: the HTTP endpoint serves without a token
+    /// (`--no-auth`). Webhook calls need a principal and are refused.
+    unauthenticated: AtomicBool,
     subscriptions: Mutex<BTreeMap<u64, SubscriptionState>>,
     /// Events delivered through all its subscriptions, ended ones included (its agent's
     /// count).
@@ -274,6 +277,7 @@ impl ConnectionState {
             agent,
             announced: Mutex::new(Announced::default()),
             seen: AtomicBool::new(false),
+            unauthenticated: AtomicBool::new(false),
             subscriptions: Mutex::new(BTreeMap::new()),
             delivered_count: AtomicU64::new(0),
             next_sub: AtomicU64::new(0),
@@ -287,6 +291,17 @@ impl ConnectionState {
             direct: OnceLock::new(),
             heads: crate::heads::Heads::default(),
         }
+    }
+
+    /// Whether a credential stands behind it: a socket peer (the kernel names its uid and
+    /// pid) or an HTTP token; not the HTTP endpoint's `--no-auth` principal.
+    pub(crate) fn authenticated(&self) -> bool {
+        !self.unauthenticated.load(Ordering::Relaxed)
+    }
+
+    /// Mark the `--no-auth` endpoint's principal.
+    pub(crate) fn mark_unauthenticated(&self) {
+        self.unauthenticated.store(true, Ordering::Relaxed);
     }
 
     /// Give the connection's streams the writer's queue (the socket framer does, once).

@@ -33,6 +33,18 @@ impl Daemon {
         narrowed(&self.settings_arc(), conn.agent())
     }
 
+    /// The settings the agent with identity `key` sees, with no connection at hand (a webhook
+    /// subscription's deliveries, which outlive the connection that made it).
+    pub(crate) fn settings_for_key(&self, key: &str) -> Arc<Settings> {
+        let identity = tidings_platform::identity::AgentIdentity {
+            key: key.to_owned(),
+            name: String::new(),
+            signer: None,
+            program: None,
+        };
+        narrowed(&self.settings_arc(), &Agent::new(identity))
+    }
+
     /// The user answered the question of agent `id` (the app's Allow and Don't Allow):
     /// allowed, it gets every type the user turned on; refused, it is denied.
     pub fn answer_agent(&self, id: &str, allow: bool) -> Result<(), AgentError> {

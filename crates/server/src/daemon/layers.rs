@@ -62,6 +62,11 @@ impl Daemon {
     }
 
     /// Tell the State's listeners something changed.
+    /// Every webhook subscription.
+    pub fn webhooks(&self) -> &Arc<crate::webhooks::Webhooks> {
+        &self.inner.webhooks
+    }
+
     pub(crate) fn board_changed(&self) {
         self.inner.board.changed();
     }

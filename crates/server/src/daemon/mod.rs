@@ -20,11 +20,13 @@
 //! - `agent_gate`: what an agent's data request waits for (a grant, or the user's answer);
 //! - `grants`: the settings an agent sees, and the user's decisions about agents;
 //! - `agent_list`: the agents as `State` lists them;
+//! - `destinations`: the webhook destinations the user allows, and their questions;
 //! - `layers`: what the socket, the handler, HTTP and the watchers reach through the handle.
 
 mod access;
 mod agent_gate;
 mod agent_list;
+mod destinations;
 mod grants;
 mod layers;
 mod notices;
@@ -54,6 +56,7 @@ use crate::sync::lock;
 
 pub use access::build_id;
 pub use agent_list::agents_in_file;
+pub use destinations::WebhookError;
 pub use grants::AgentError;
 pub(crate) use layers::TokenReload;
 pub use people::ContactsSource;
@@ -149,6 +152,8 @@ struct Inner {
     contacts_source: ContactsSource,
     /// The Contacts as last read; the settings in force carry them.
     contacts: Mutex<Arc<tidings_core::contacts::Contacts>>,
+    /// Every webhook subscription, and what posts their deliveries.
+    webhooks: Arc<crate::webhooks::Webhooks>,
     /// What the settings watcher did, for tests that count reloads.
     #[cfg(test)]
     watch_counts: settings_watch::Counts,
@@ -186,8 +191,10 @@ impl Daemon {
         );
         let board = Arc::new(Board::default());
         let clients = Clients::new(config.limits.clone(), board.clone());
+        let webhooks = Arc::new(crate::webhooks::Webhooks::load(&config.settings_path));
         let daemon = Daemon {
             inner: Arc::new(Inner {
+                webhooks,
                 fanout,
                 engine,
                 hub,
@@ -222,6 +229,7 @@ impl Daemon {
         notices::spawn_rebuild_notices(&daemon);
         let watcher = settings_watch::start(&daemon, seen)?;
         *lock(&daemon.inner.settings_watcher) = Some(watcher);
+        daemon.inner.webhooks.start(&daemon);
         tracing::info!(settings = %daemon.inner.settings_path.display(), "daemon started");
         Ok(daemon)
     }
@@ -229,6 +237,7 @@ impl Daemon {
     /// End streams and watchers. Connections see their streams end; the listener is the
     /// caller's to close.
     pub fn shutdown(&self) {
+        self.inner.webhooks.stop();
         self.inner.shutdown.cancel();
         lock(&self.inner.settings_watcher).take();
     }

@@ -102,6 +102,8 @@ impl Daemon {
         engine_follows(&self.inner.engine, &next);
         self.settle_asks(&next);
         self.inner.settings.send_replace(Arc::new(next));
+        // A destination added by hand (or by the CLI) answers the window's question about it.
+        self.close_destination_asks();
         if list_changed {
             self.inner
                 .list_generation

@@ -49,6 +49,7 @@ impl Daemon {
             paused_until_ms: self.paused_until_ms(),
             full_disk_access: FullDiskAccess::Unknown,
             contacts: ContactsState::of(&self.contacts()),
+            webhooks: self.inner.webhooks.state(&settings.webhooks.allow),
         }
         .with_full_disk_access(self.last_access_version().as_deref(), super::build_id())
     }
@@ -164,6 +165,7 @@ pub(super) fn placeholder_state() -> State {
         clients: Vec::new(),
         agents: Vec::new(),
         new_agents: tidings_core::settings::NewAgents::default(),
+        webhooks: crate::state::WebhooksState::default(),
         paused_until_ms: None,
         full_disk_access: FullDiskAccess::Unknown,
         contacts: ContactsState::default(),

@@ -20,8 +20,6 @@ pub const NOT_FOUND: ErrorCode = ErrorCode(codes::NOT_FOUND);
 pub const FORBIDDEN: ErrorCode = ErrorCode(codes::FORBIDDEN);
 /// `ResourceExhausted`: a stream cap was reached.
 pub const RESOURCE_EXHAUSTED: ErrorCode = ErrorCode(codes::RESOURCE_EXHAUSTED);
-/// Unsupported: a delivery mode we do not offer (webhook).
-pub const UNSUPPORTED: ErrorCode = ErrorCode(codes::UNSUPPORTED);
 
 /// A core request error as the wire error: `InvalidParams` names the field, `NotFound` says
 /// `kind: "event"` (and `reason: "disabled"` with how to turn it on when the type is only
@@ -165,15 +163,6 @@ pub fn duplicate_stream_id(id: &RequestId) -> ErrorData {
              use a new id"
         ),
         Some(json!({ data::FIELD: "id" })),
-    )
-}
-
-/// `events/subscribe` for a known type: webhook is declined (docs/protocol.md, "Methods").
-pub fn webhook_unsupported(ty: EventType) -> ErrorData {
-    ErrorData::new(
-        UNSUPPORTED,
-        format!("`{ty}` offers poll and push delivery, not webhook"),
-        Some(json!({ "feature": "deliveryMode", "value": "webhook" })),
     )
 }
 

@@ -32,9 +32,19 @@ pub fn server_config() -> ServerConfig {
 }
 
 /// `events/list`: one page, the enabled types only; Mail's known `accounts` are examples of
-/// `mail.received`'s `account` argument.
-pub fn list(settings: &Settings, accounts: &[String]) -> CustomResult {
-    complete(json!({ fields::EVENTS: enabled_descriptors_with(settings, accounts) }))
+/// `mail.received`'s `account` argument. `webhook`: whether the caller has a principal a
+/// webhook subscription can belong to; without one (the HTTP endpoint's `--no-auth`) no type
+/// offers webhook delivery.
+pub fn list(settings: &Settings, accounts: &[String], webhook: bool) -> CustomResult {
+    let mut events = enabled_descriptors_with(settings, accounts);
+    if !webhook {
+        for e in &mut events {
+            if let Some(serde_json::Value::Array(modes)) = e.get_mut("delivery") {
+                modes.retain(|m| m != "webhook");
+            }
+        }
+    }
+    complete(json!({ fields::EVENTS: events }))
 }
 
 /// `config` without the events extension: what a legacy `initialize` answers. SEP-3415 defines

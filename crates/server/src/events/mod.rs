@@ -27,7 +27,6 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Value, json};
 use tidings_core::Settings;
-use tidings_core::request::enabled_type;
 use tidings_protocol::errors::data;
 use tidings_protocol::payloads::{Rotation, rotation};
 use tidings_protocol::{meta, methods};
@@ -35,9 +34,7 @@ use tidings_protocol::{meta, methods};
 use crate::clients::{ConnectionState, Principal};
 use crate::daemon::Daemon;
 use crate::listen_alias::shown;
-use errors::{
-    daemon_request_error, legacy_method, not_found_subscription, revoked, webhook_unsupported,
-};
+use errors::{legacy_method, revoked};
 use wire::{complete, era};
 
 /// The rmcp handler of one socket connection, or of every HTTP request.
@@ -115,18 +112,6 @@ impl EventsHandler {
             Err(_) => self.daemon.settings_arc(),
         }
     }
-
-    /// `events/subscribe`: the name is looked up first (`NotFound`), then webhook is declined.
-    fn subscribe(&self, params: &Value, settings: &Settings) -> ErrorData {
-        let name = match required_name(params) {
-            Ok(name) => name,
-            Err(e) => return e,
-        };
-        match enabled_type(name, settings) {
-            Ok(ty) => webhook_unsupported(ty),
-            Err(e) => daemon_request_error(e, &self.daemon),
-        }
-    }
 }
 
 impl ServerHandler for EventsHandler {
@@ -200,7 +185,8 @@ impl ServerHandler for EventsHandler {
             methods::EVENTS_LIST => {
                 // The account map is a small file, read only here (never the index).
                 let accounts = self.daemon.engine().mail_accounts();
-                Ok(list::list(&self.settings_seen(&ctx), &accounts))
+                let webhook = self.conn(&ctx).is_ok_and(|c| c.authenticated());
+                Ok(list::list(&self.settings_seen(&ctx), &accounts, webhook))
             }
             methods::EVENTS_POLL => {
                 let conn = self.conn(&ctx)?;
@@ -210,10 +196,16 @@ impl ServerHandler for EventsHandler {
                 let conn = self.conn(&ctx)?;
                 stream::stream(&self.daemon, &conn, params, ctx).await
             }
-            methods::EVENTS_SUBSCRIBE => Err(self.subscribe(&params, &self.settings_seen(&ctx))),
-            methods::EVENTS_UNSUBSCRIBE => Err(required_name(&params)
-                .err()
-                .unwrap_or_else(not_found_subscription)),
+            methods::EVENTS_SUBSCRIBE => {
+                let conn = self.conn(&ctx)?;
+                crate::webhooks::subscribe(&self.daemon, &conn, &params)
+                    .await
+                    .map(complete)
+            }
+            methods::EVENTS_UNSUBSCRIBE => {
+                let conn = self.conn(&ctx)?;
+                crate::webhooks::unsubscribe(&self.daemon, &conn, &params).map(complete)
+            }
             m if m == listen::LISTEN_ALIAS => {
                 let conn = self.conn(&ctx)?;
                 listen::listen(&self.daemon, &conn, params, ctx).await
@@ -294,17 +286,6 @@ async fn reload_token(daemon: &Daemon) -> Result<Value, ErrorData> {
         .await
         .map_err(|e| ErrorData::internal_error(format!("token reload panicked: {e}"), None))?
         .map_err(|e| ErrorData::internal_error(e, None))
-}
-
-/// `params.name`, a non-empty string, or -32602 naming `name`.
-fn required_name(params: &Value) -> Result<&str, ErrorData> {
-    match params.get("name") {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.as_str()),
-        _ => Err(ErrorData::invalid_params(
-            "name (the event type, a string) is required",
-            Some(json!({data::FIELD: "name"})),
-        )),
-    }
 }
 
 /// rmcp's `method_not_found` takes a type-level method name; ours are runtime strings.

@@ -1,6 +1,7 @@
-//! Demo mode only: the three tools the community conformance suite drives a server with,
+//! Demo mode only: the tools the community conformance suite drives a server with:
 //! `events_conformance_yield_error`, `_yield_gap` and `_terminate`, each taking
-//! `{"name": <event type>}` and acting through the real mechanism (`DemoControl`).
+//! `{"name": <event type>}` and acting through the real mechanism (`DemoControl`), and the
+//! webhook controls (`crate::webhooks::controls`).
 
 use std::sync::Arc;
 
@@ -36,6 +37,7 @@ pub fn tools() -> Vec<Tool> {
     ]
     .into_iter()
     .map(|(lever, description)| Tool::new(lever.tool(), description, schema.clone()))
+    .chain(crate::webhooks::controls::tools())
     .collect()
 }
 
@@ -46,6 +48,15 @@ pub async fn call(
     daemon: &Daemon,
     request: CallToolRequestParams,
 ) -> Result<CallToolResult, ErrorData> {
+    if crate::webhooks::controls::is_control(&request.name) {
+        let args = request.arguments.clone().unwrap_or_default();
+        return Ok(
+            match crate::webhooks::controls::call(daemon, &request.name, &args).await {
+                Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+                Err(e) => CallToolResult::error(vec![ContentBlock::text(e)]),
+            },
+        );
+    }
     let Some(lever) = LEVERS.into_iter().find(|l| l.tool() == request.name) else {
         return Err(ErrorData::invalid_params(
             format!(

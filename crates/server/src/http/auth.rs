@@ -90,15 +90,19 @@ impl HttpAuth {
                 .is_some()
                 .then(|| agent_tokens::path_beside(daemon.settings_path())),
         );
+        let principal = ConnectionState::http_token(
+            daemon.clients(),
+            &stop,
+            token_agent(daemon, DEFAULT_TOKEN_AGENT),
+        );
+        if keychain.is_none() {
+            principal.mark_unauthenticated();
+        }
         Ok(HttpAuth {
             keychain,
             current: Mutex::new(Current {
                 token,
-                principal: ConnectionState::http_token(
-                    daemon.clients(),
-                    &stop,
-                    token_agent(daemon, DEFAULT_TOKEN_AGENT),
-                ),
+                principal,
                 agents: BTreeMap::new(),
             }),
             daemon: daemon.clone(),

@@ -10,13 +10,15 @@
 //!
 //! The parts of the model, one file each: `stores` (an event type, its store and allowlist,
 //! Full Disk Access), `clients` (who is connected and what it listens to), `agents` (the
-//! programs behind them and their grants) and `board` (the
-//! HTTP endpoint's and the settings file's state, and the change signal).
+//! programs behind them and their grants), `webhooks` (the destinations and each webhook
+//! subscription's deliveries) and `board` (the HTTP endpoint's and the settings file's state,
+//! and the change signal).
 
 mod agents;
 mod board;
 mod clients;
 mod stores;
+mod webhooks;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -28,6 +30,7 @@ pub(crate) use board::Board;
 pub use board::{HttpEndpointState, SettingsFileState};
 pub use clients::{ClientState, Mode, SubscriptionState, Transport};
 pub use stores::{AllowlistSummary, FullDiskAccess, StoreAccess, StoreState, TypeState};
+pub use webhooks::{DestinationAskState, WebhookState, WebhooksState};
 
 /// Everything the engine knows that a person or a tool may want to see, as one value.
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -66,6 +69,9 @@ pub struct State {
     /// Whether the Contacts stores could be read: counts and files only, never a card.
     #[serde(default)]
     pub contacts: ContactsState,
+    /// Webhook delivery: the destinations, the subscriptions and how they deliver.
+    #[serde(default)]
+    pub webhooks: WebhooksState,
 }
 
 /// The Contacts stores as last read. Person and group allowlist entries need them; when none
@@ -273,6 +279,7 @@ mod tests {
             clients: vec![],
             agents: vec![],
             new_agents: tidings_core::settings::NewAgents::Ask,
+            webhooks: WebhooksState::default(),
             paused_until_ms: None,
             full_disk_access: FullDiskAccess::Unknown,
             contacts: ContactsState::default(),
@@ -417,6 +424,7 @@ mod tests {
             clients: vec![],
             agents: vec![],
             new_agents: tidings_core::settings::NewAgents::Ask,
+            webhooks: WebhooksState::default(),
             paused_until_ms: Some(1),
             full_disk_access: FullDiskAccess::Stale {
                 last_granted: "0.1.0".into(),

@@ -98,8 +98,9 @@ fn render_types() -> String {
     use crate::clients::Delivery;
     use crate::state::{
         AgentAccess, AgentKind, AgentState, AllowlistSummary, ClientState, ContactsState,
-        FullDiskAccess, HttpEndpointState, Mode, SettingsFileState, State, StoreAccess, StoreState,
-        SubscriptionState, Transport, TypeGrantState, TypeState,
+        DestinationAskState, FullDiskAccess, HttpEndpointState, Mode, SettingsFileState, State,
+        StoreAccess, StoreState, SubscriptionState, Transport, TypeGrantState, TypeState,
+        WebhookState, WebhooksState,
     };
     use tidings_connect::app::{HostView, Outcome};
     use tidings_connect::verify::Verification;
@@ -131,6 +132,9 @@ fn render_types() -> String {
         .add::<FullDiskAccess>()
         .add::<ContactsState>()
         .add::<AgentState>()
+        .add::<WebhooksState>()
+        .add::<WebhookState>()
+        .add::<DestinationAskState>()
         .add::<AgentKind>()
         .add::<AgentAccess>()
         .add::<TypeGrantState>()

@@ -45,7 +45,7 @@ async fn discover_declares_the_extension_and_list_has_the_enabled_types() {
         .collect();
     assert_eq!(names, ["mail.received", "messages.received"]);
     for e in list["events"].as_array().unwrap() {
-        assert_eq!(e["delivery"], json!(["poll", "push"]));
+        assert_eq!(e["delivery"], json!(["poll", "push", "webhook"]));
         assert!(e["inputSchema"].is_object() && e["payloadSchema"].is_object());
         assert!(e["description"].is_string());
     }
@@ -150,24 +150,42 @@ async fn an_allowlist_lets_an_empty_filter_through() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn webhook_is_declined_and_unsubscribe_finds_nothing() {
+async fn webhook_refusals_come_before_anything_is_posted() {
     let h = Harness::new(both_on).await;
     let mut c = h.connect();
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    // Not on the user's list of destinations: Forbidden, naming the fix.
     let hook = json!({"name": "mail.received", "arguments": {"domains": ["example.com"]},
-        "delivery": {"mode": "webhook", "url": "https://example.com/hook", "secret": "whsec_x"}});
+        "delivery": {"mode": "webhook", "url": "https://hooks.example.com/x", "secret": secret}});
     let e = c.err("events/subscribe", hook).await;
-    assert_eq!(e["code"], -32026);
-    assert_eq!(
-        e["data"],
-        json!({"feature": "deliveryMode", "value": "webhook"})
+    assert_eq!(e["code"], -32024, "{e}");
+    assert_eq!(e["data"]["reason"], "destination_not_allowed", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("tidings webhooks allow https://hooks.example.com"),
+        "{e}"
     );
-    let e = c.err("events/subscribe", json!({"name": "nope"})).await;
+    // A bad secret is InvalidParams naming the field, and never echoed.
+    let bad = json!({"name": "mail.received", "arguments": {"domains": ["example.com"]},
+        "delivery": {"url": "https://hooks.example.com/x", "secret": "whsec_x"}});
+    let e = c.err("events/subscribe", bad).await;
+    assert_eq!(e["code"], -32602, "{e}");
+    assert_eq!(e["data"]["field"], "delivery.secret", "{e}");
+    // An unknown type is NotFound first.
+    let e = c
+        .err(
+            "events/subscribe",
+            json!({"name": "nope", "delivery": {"url": "https://hooks.example.com/x", "secret": secret}}),
+        )
+        .await;
     assert_eq!(e["code"], -32023);
     assert_eq!(e["data"]["kind"], "event");
     let e = c
         .err(
             "events/unsubscribe",
-            json!({"name": "mail.received", "delivery": {"url": "https://x"}}),
+            json!({"name": "mail.received", "delivery": {"url": "https://hooks.example.com/x"}}),
         )
         .await;
     assert_eq!(e["code"], -32023);
@@ -328,7 +346,16 @@ async fn demo_mode_offers_the_conformance_tools() {
             "tidings_wait",
             "events_conformance_yield_error",
             "events_conformance_yield_gap",
-            "events_conformance_terminate"
+            "events_conformance_terminate",
+            "events_conformance_subscribe_as",
+            "events_conformance_allow_callback_origin",
+            "events_conformance_subscription_exists",
+            "events_conformance_subscription_state",
+            "events_conformance_webhook_gap",
+            "events_conformance_webhook_terminate",
+            "events_conformance_restart",
+            "events_conformance_generation",
+            "events_conformance_quota"
         ]
     );
     let r = c
