@@ -139,6 +139,10 @@ async function handle(req, res) {
     new Request(url, { method: "POST", headers: req.headers, body }),
   );
   const text = Buffer.from(await answer.arrayBuffer());
+  if (answer.status >= 300) {
+    // Only the status: the body holds a sender and a subject.
+    console.error(`REFUSED by the SDK's receiver: HTTP ${answer.status}`);
+  }
   res.writeHead(answer.status, Object.fromEntries(answer.headers));
   // Once the last event's answer is out, so the daemon counts it delivered.
   res.end(text, () => {

@@ -319,10 +319,14 @@ fn the_ai_sdk_gets_mail_by_webhook_to_an_allowed_origin() {
 
     writer.mail("bob@example.org");
     let ana = writer.mail("ana@example.com");
-    assert_eq!(
-        next_line(&stdout, "event"),
-        format!("EVENT mail.received {ana} from=example.com")
-    );
+    let Ok(event) = stdout.recv_timeout(WAIT) else {
+        let said: Vec<String> = stderr.try_iter().collect();
+        panic!(
+            "the example printed no event within {WAIT:?}; it said {said:#?}; the daemon said\n{}",
+            daemon.stderr()
+        );
+    };
+    assert_eq!(event, format!("EVENT mail.received {ana} from=example.com"));
     assert!(child.wait().unwrap().success());
 }
 
