@@ -184,7 +184,7 @@ fn the_conformance_tools_are_offered_only_when_asked_for() {
     assert_eq!(tools(&plain), ["tidings_check", "tidings_wait"]);
     let with = tools(&Daemon::start_with(&["--conformance-controls"]));
     assert_eq!(
-        with,
+        with[..5],
         [
             "tidings_check",
             "tidings_wait",
@@ -192,5 +192,11 @@ fn the_conformance_tools_are_offered_only_when_asked_for() {
             "events_conformance_yield_gap",
             "events_conformance_terminate"
         ]
+    );
+    // And the webhook controls.
+    assert!(
+        with.iter().any(|t| t == "events_conformance_subscribe_as")
+            && with.iter().any(|t| t == "events_conformance_restart"),
+        "{with:?}"
     );
 }

@@ -229,6 +229,10 @@ impl Daemon {
         notices::spawn_rebuild_notices(&daemon);
         let watcher = settings_watch::start(&daemon, seen)?;
         *lock(&daemon.inner.settings_watcher) = Some(watcher);
+        daemon
+            .inner
+            .webhooks
+            .start_saver(daemon.inner.shutdown.clone());
         daemon.inner.webhooks.start(&daemon);
         tracing::info!(settings = %daemon.inner.settings_path.display(), "daemon started");
         Ok(daemon)

@@ -45,6 +45,9 @@ pub(crate) fn ended_by_user(hook: &Hook) -> rmcp::ErrorData {
     errors::destination_removed(hook.url.origin())
 }
 
+/// How long the saver waits after a change before writing, so a burst is one write.
+pub const SAVE_COALESCE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The most destination questions open at once in the window.
 pub const MAX_ASKS: usize = 16;
 
@@ -68,6 +71,8 @@ pub struct Webhooks {
     asks: Mutex<BTreeMap<String, DestinationAsk>>,
     /// Serialises writes of the file.
     save_lock: Mutex<()>,
+    /// Deliveries changed what the file should hold: the saver writes it soon.
+    dirty: tokio::sync::Notify,
 }
 
 impl Webhooks {
@@ -87,6 +92,7 @@ impl Webhooks {
             verified: Mutex::new(verified),
             asks: Mutex::default(),
             save_lock: Mutex::default(),
+            dirty: tokio::sync::Notify::new(),
         }
     }
 
@@ -115,6 +121,31 @@ impl Webhooks {
     /// What posts the deliveries.
     pub fn poster(&self) -> &Poster {
         &self.poster
+    }
+
+    /// Start the saver, which writes the file once per burst of deliveries, and the delivery
+    /// task of every subscription loaded.
+    pub(crate) fn start_saver(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = me.dirty.notified() => {}
+                }
+                // Coalesce: a burst of deliveries is one write.
+                tokio::time::sleep(SAVE_COALESCE).await;
+                let saver = Arc::clone(&me);
+                let _ = tokio::task::spawn_blocking(move || saver.save()).await;
+            }
+        });
+    }
+
+    /// Deliveries moved a cursor or a status: the file is written within [`SAVE_COALESCE`].
+    /// A crash inside that window repeats what was delivered in it (at least once); a clean
+    /// stop writes at once ([`Webhooks::stop`]).
+    pub fn changed(&self) {
+        self.dirty.notify_one();
     }
 
     /// Start the delivery task of every subscription loaded.
@@ -266,9 +297,10 @@ impl Webhooks {
 
     /// End every subscription (the daemon shuts down): their tasks stop, the file keeps them.
     pub fn stop(&self) {
-        self.save();
+        // Stopped first, then written: no delivery moves a cursor after the write.
         for hook in self.all() {
             hook.ended.cancel();
         }
+        self.save();
     }
 }
