@@ -242,7 +242,7 @@ fn webhook_example(
     daemon: &Daemon,
     port: u16,
     count: usize,
-) -> (Child, Receiver<String>, Receiver<String>) {
+) -> (Running, Receiver<String>, Receiver<String>) {
     let mut child = node("ai_sdk_webhook.mjs")
         .arg("--shim")
         .arg(shim_bin())
@@ -257,7 +257,24 @@ fn webhook_example(
         .expect("spawn ai_sdk_webhook.mjs");
     let stdout = lines(child.stdout.take().unwrap());
     let stderr = lines(child.stderr.take().unwrap());
-    (child, stdout, stderr)
+    (Running(child), stdout, stderr)
+}
+
+/// The webhook example, killed if the test fails first: its receiver would otherwise keep
+/// it listening after the daemon is gone.
+struct Running(Child);
+
+impl Running {
+    fn wait(&mut self) -> std::process::ExitStatus {
+        self.0.wait().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Waits for the stderr line `want`, passing the others (the shim's) through.
@@ -327,7 +344,7 @@ fn the_ai_sdk_gets_mail_by_webhook_to_an_allowed_origin() {
         );
     };
     assert_eq!(event, format!("EVENT mail.received {ana} from=example.com"));
-    assert!(child.wait().unwrap().success());
+    assert!(child.wait().success());
 }
 
 /// The same example against a daemon whose list lacks the receiver's origin: the daemon
@@ -343,5 +360,5 @@ fn the_ai_sdk_is_refused_an_origin_the_user_did_not_allow() {
     assert!(line.starts_with("ERROR -32024 "), "{line}");
     let fix = format!("tidings webhooks allow http://127.0.0.1:{port}");
     assert!(line.contains(&fix), "expected {fix:?} in {line:?}");
-    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert_eq!(child.wait().code(), Some(1));
 }
