@@ -3,7 +3,7 @@
 // server offers Events; Tidings declares it beside the SEP-3415 extension key.
 //
 // It prints `EVENTS <type>,…` (or `ERROR <message>`), then `TOOLS <name>,…`, and exits.
-// Subscribing through the AI SDK takes webhook delivery, which Tidings does not offer yet.
+// Subscribing through the AI SDK takes webhook delivery: ai_sdk_webhook.mjs does that.
 //
 //     npm ci && node ai_sdk_events.mjs --shim /path/to/tidings-mcp --socket SOCKET
 

@@ -6,14 +6,17 @@
 //! `examples/typescript/pull_tools.mjs` on the pull tools, and the v2 client
 //! (`@modelcontextprotocol/client`) runs `examples/typescript/events_stream.mjs`, which gets
 //! events through `events/stream` on 2026-07-28; the AI SDK's client (`@ai-sdk/mcp`) runs
-//! `examples/typescript/ai_sdk_events.mjs`, which lists the event types. The pull-tools
-//! examples skip, saying so, against a daemon that lists no `tidings_check`; this one does.
+//! `examples/typescript/ai_sdk_events.mjs`, which lists the event types, and
+//! `examples/typescript/ai_sdk_webhook.mjs`, which subscribes with webhook delivery to its own
+//! loopback receiver and checks every POST's signature. The pull-tools examples skip, saying
+//! so, against a daemon that lists no `tidings_check`; this one does.
 //!
 //! The venv and the `node_modules` live under this run's target dir and are reused;
 //! `scripts/python-sdk-venv.sh` and `scripts/typescript-sdk-deps.sh` make them (the Python
 //! package index and the npm registry must be reachable the first time, as they are in CI).
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -83,6 +86,20 @@ fn node(script: &str) -> Command {
     c
 }
 
+/// Lines of `from` on a channel, read on a thread.
+fn lines(from: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// The example for `sdk` against `daemon`, its stdout lines on a channel.
 fn example(daemon: &Daemon, sdk: &Sdk, count: usize) -> (Child, Receiver<String>) {
     let mut command = match sdk {
@@ -106,17 +123,8 @@ fn example(daemon: &Daemon, sdk: &Sdk, count: usize) -> (Child, Receiver<String>
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn the example");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    (child, rx)
+    let stdout = lines(child.stdout.take().unwrap());
+    (child, stdout)
 }
 
 fn next_line(rx: &Receiver<String>, what: &str) -> String {
@@ -209,4 +217,148 @@ fn the_ai_sdk_lists_the_event_types() {
         ],
         "{stdout}"
     );
+}
+
+/// A port free on 127.0.0.1 now: the system picks it, and the listener closes at once so the
+/// example can take it.
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// The demo with mail on and `webhooks` as the `[webhooks]` table's body.
+fn webhook_daemon(webhooks: &str) -> Daemon {
+    Daemon::builder()
+        .settings(&format!(
+            "[mail]\nenabled = true\nallow = [\"example.com\", \"example.org\"]\n\n\
+             [webhooks]\n{webhooks}"
+        ))
+        .start()
+}
+
+/// `ai_sdk_webhook.mjs` receiving on `port` for mail from example.com, its stdout and stderr
+/// lines on channels.
+fn webhook_example(
+    daemon: &Daemon,
+    port: u16,
+    count: usize,
+) -> (Running, Receiver<String>, Receiver<String>) {
+    let mut child = node("ai_sdk_webhook.mjs")
+        .arg("--shim")
+        .arg(shim_bin())
+        .arg("--socket")
+        .arg(&daemon.socket)
+        .args(["--port", &port.to_string()])
+        .args(["--domains", "example.com"])
+        .args(["--count", &count.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ai_sdk_webhook.mjs");
+    let stdout = lines(child.stdout.take().unwrap());
+    let stderr = lines(child.stderr.take().unwrap());
+    (Running(child), stdout, stderr)
+}
+
+/// The webhook example, killed if the test fails first: its receiver would otherwise keep
+/// it listening after the daemon is gone.
+struct Running(Child);
+
+impl Running {
+    fn wait(&mut self) -> std::process::ExitStatus {
+        self.0.wait().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits for the stderr line `want`, passing the others (the shim's) through.
+fn wait_stderr(rx: &Receiver<String>, want: &str) {
+    loop {
+        let line = rx
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("the example printed no {want:?} within {WAIT:?}"));
+        if line == want {
+            return;
+        }
+        eprintln!("example: {line}");
+    }
+}
+
+/// POSTs a delivery signed with a key that is not the subscription's to `target` (path and
+/// query) on 127.0.0.1:`port`; returns the status line.
+fn forged_delivery(port: u16, target: &str) -> String {
+    let body = r#"{"eventId":"forged","name":"mail.received","timestamp":"2026-01-01T00:00:00Z","data":{}}"#;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        stream,
+        "POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nwebhook-id: forged\r\nwebhook-timestamp: {now}\r\n\
+         webhook-signature: v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n\
+         X-MCP-Subscription-Id: sub_0000000000000000\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer.lines().next().unwrap_or_default().to_owned()
+}
+
+/// The AI SDK subscribes `mail.received` with webhook delivery to the example's receiver on
+/// an origin the user allowed: the daemon's signed challenge is answered, the subscribe
+/// succeeds, a POST signed with another key is refused, and the one allowed mail (not the one
+/// from example.org) arrives signed; the example then unsubscribes and exits 0.
+#[test]
+fn the_ai_sdk_gets_mail_by_webhook_to_an_allowed_origin() {
+    let port = free_port();
+    let daemon = webhook_daemon(&format!("allow = [\"http://127.0.0.1:{port}\"]\n"));
+    let writer = Writer::new(daemon.home());
+    let (mut child, stdout, stderr) = webhook_example(&daemon, port, 1);
+    let ready = next_line(&stdout, "READY line");
+    let origin = format!("http://127.0.0.1:{port}");
+    let target = ready
+        .strip_prefix(&format!("READY {origin}"))
+        .unwrap_or_else(|| panic!("expected READY {origin}/hooks/tidings…, got {ready:?}"));
+    assert!(target.starts_with("/hooks/tidings?"), "{ready}");
+
+    assert_eq!(forged_delivery(port, target), "HTTP/1.1 401 Unauthorized");
+    wait_stderr(&stderr, "REFUSED bad signature");
+
+    writer.mail("bob@example.org");
+    let ana = writer.mail("ana@example.com");
+    let Ok(event) = stdout.recv_timeout(WAIT) else {
+        let said: Vec<String> = stderr.try_iter().collect();
+        panic!(
+            "the example printed no event within {WAIT:?}; it said {said:#?}; the daemon said\n{}",
+            daemon.stderr()
+        );
+    };
+    assert_eq!(event, format!("EVENT mail.received {ana} from=example.com"));
+    assert!(child.wait().success());
+}
+
+/// The same example against a daemon whose list lacks the receiver's origin: the daemon
+/// refuses the subscribe (Forbidden) with the command that allows it, and the example says so
+/// and exits 1 without ever printing READY.
+#[test]
+fn the_ai_sdk_is_refused_an_origin_the_user_did_not_allow() {
+    let port = free_port();
+    let other = free_port();
+    let daemon = webhook_daemon(&format!("allow = [\"http://127.0.0.1:{other}\"]\n"));
+    let (mut child, stdout, _stderr) = webhook_example(&daemon, port, 1);
+    let line = next_line(&stdout, "ERROR line");
+    assert!(line.starts_with("ERROR -32024 "), "{line}");
+    let fix = format!("tidings webhooks allow http://127.0.0.1:{port}");
+    assert!(line.contains(&fix), "expected {fix:?} in {line:?}");
+    assert_eq!(child.wait().code(), Some(1));
 }
