@@ -12,7 +12,9 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::common::WAIT;
-use crate::http_common::{Server, demo_daemon, request};
+use tidings_server::http::agent_tokens;
+
+use crate::http_common::{Server, demo_daemon, request, socket_call};
 
 /// One POST as the receiver saw it: its lower-cased headers and its JSON body.
 struct Posted {
@@ -200,4 +202,68 @@ async fn the_no_auth_endpoint_offers_no_webhook_and_refuses_to_subscribe() {
     assert_eq!(body["error"]["code"], -32024, "{body}");
     assert_eq!(body["error"]["data"]["reason"], "unauthenticated", "{body}");
     assert!(posts.try_recv().is_err(), "nothing was posted");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revoked_or_rotated_token_takes_its_webhooks_with_it() {
+    let s = Server::start(|_| {}).await;
+    let (addr, mut posts) = receiver().await;
+    s.daemon
+        .update_settings(|st| st.webhooks.allow = vec![format!("http://{addr}")])
+        .unwrap();
+    let file = agent_tokens::path_beside(s.daemon.settings_path());
+    let alpha = agent_tokens::create(&file, "alpha").unwrap();
+    for (id, token) in [(1, alpha.expose().to_owned()), (2, s.token())] {
+        let body = request(
+            s.addr,
+            &token,
+            id,
+            "events/subscribe",
+            subscribe_params(addr),
+        )
+        .send()
+        .await
+        .json()
+        .await;
+        assert!(body["result"]["id"].is_string(), "{body}");
+    }
+    assert_eq!(s.daemon.webhooks().all().len(), 2, "one per agent");
+
+    // Revoking alpha's token ends alpha's subscription, signed, with its reason.
+    agent_tokens::revoke(&file, "alpha").unwrap();
+    socket_call(&s.daemon, "tidings/token/rotate", json!({})).await;
+    let ended = loop {
+        let post = next(&mut posts).await;
+        if post.body["type"] == "terminated" {
+            break post;
+        }
+    };
+    assert_eq!(
+        ended.body["error"]["data"]["reason"], "token_revoked",
+        "{}",
+        ended.body
+    );
+    let left: Vec<String> = s
+        .daemon
+        .webhooks()
+        .all()
+        .iter()
+        .map(|h| h.owner.key.clone())
+        .collect();
+    assert_eq!(left, ["token:http"], "only the endpoint token's is left");
+
+    // Rotating the endpoint's token ends its own.
+    s.rotate().await;
+    let ended = loop {
+        let post = next(&mut posts).await;
+        if post.body["type"] == "terminated" {
+            break post;
+        }
+    };
+    assert_eq!(
+        ended.body["error"]["data"]["reason"], "token_rotated",
+        "{}",
+        ended.body
+    );
+    assert!(s.daemon.webhooks().all().is_empty());
 }

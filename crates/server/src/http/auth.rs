@@ -31,6 +31,7 @@ use super::token::{self, Token, TokenError};
 use crate::agents::Agent;
 use crate::clients::{ConnectionState, Revocation};
 use crate::daemon::{Daemon, TokenReload};
+use crate::events::errors::revoked;
 use crate::sync::lock;
 use tidings_platform::identity::AgentIdentity;
 
@@ -178,7 +179,29 @@ impl HttpAuth {
                 tracing::info!(agent = %name, "agent token revoked");
             }
         }
+        // A revoked token's webhook subscriptions end too, whether or not it made a request
+        // since Tidings started (they outlive restarts).
+        self.end_webhooks(Revocation::TokenRevoked, |key| {
+            key.strip_prefix("token:")
+                .is_some_and(|name| name != DEFAULT_TOKEN_AGENT && !names.iter().any(|n| n == name))
+        });
         ended
+    }
+
+    /// End, with `terminated`, the webhook subscriptions of the token agents `owned` picks
+    /// (by identity key): a credential revoked or rotated takes what it set up with it.
+    fn end_webhooks(&self, why: Revocation, owned: impl Fn(&str) -> bool) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        for hook in self.daemon.webhooks().all() {
+            if owned(&hook.owner.key) {
+                let daemon = self.daemon.clone();
+                runtime.spawn(async move {
+                    daemon.webhooks().terminate(&hook, &revoked(why)).await;
+                });
+            }
+        }
     }
 
     /// Re-read the token from the keychain; see the module docs. Blocks on the keychain.
@@ -214,6 +237,8 @@ impl HttpAuth {
     /// End the old principal's streams and start a fresh one.
     fn revoke(&self, current: &mut MutexGuard<'_, Current>) {
         current.principal.revoke(Revocation::TokenRotated);
+        let own = format!("token:{DEFAULT_TOKEN_AGENT}");
+        self.end_webhooks(Revocation::TokenRotated, |key| key == own);
         current.principal = ConnectionState::http_token(
             self.daemon.clients(),
             &self.stop,
