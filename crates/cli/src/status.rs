@@ -329,6 +329,7 @@ mod tests {
                 stores_read: 2,
                 problem: None,
             },
+            webhooks: tidings_server::state::WebhooksState::default(),
         }
     }
 
