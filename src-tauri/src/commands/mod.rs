@@ -51,6 +51,10 @@ pub const COMMANDS: &[&str] = &[
     "set_new_agents",
     "create_agent_token",
     "revoke_agent_token",
+    "allow_destination",
+    "remove_destination",
+    "answer_destination",
+    "end_webhook",
 ];
 
 /// What a failed command rejects with.
@@ -212,6 +216,9 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             let a: TokenName = parse(command, args)?;
             reply(app::revoke_agent_token(handle, &a.name).await?)
         }
+        "allow_destination" | "remove_destination" | "answer_destination" | "end_webhook" => {
+            webhooks(handle, command, args).await
+        }
         // A name added to COMMANDS without its arm: the page hears it, nothing panics.
         _ => Err(CommandError::from(format!(
             "`{command}` is listed in commands.json but the app has no code for it"
@@ -288,6 +295,32 @@ async fn agents(handle: &Handle, command: &str, args: Value) -> Result<Value, Co
         }
         _ => Err(CommandError::from(format!(
             "`{command}` is not one of the agents' commands"
+        ))),
+    }
+}
+
+/// Webhooks: a destination allowed or removed, an agent's question about one answered, a
+/// subscription ended.
+async fn webhooks(handle: &Handle, command: &str, args: Value) -> Result<Value, CommandError> {
+    match command {
+        "allow_destination" => {
+            let a: Destination = parse(command, args)?;
+            reply(app::allow_destination(handle, &a.origin).await?)
+        }
+        "remove_destination" => {
+            let a: Destination = parse(command, args)?;
+            reply(app::remove_destination(handle, &a.origin).await?)
+        }
+        "answer_destination" => {
+            let a: DestinationAnswer = parse(command, args)?;
+            reply(app::answer_destination(handle, &a.origin, a.allow).await?)
+        }
+        "end_webhook" => {
+            let a: AgentId = parse(command, args)?;
+            reply(app::end_webhook(handle, &a.id).await?)
+        }
+        _ => Err(CommandError::from(format!(
+            "`{command}` is not one of the webhooks' commands"
         ))),
     }
 }
@@ -383,6 +416,19 @@ struct AgentType {
 #[serde(deny_unknown_fields)]
 struct AgentId {
     id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Destination {
+    origin: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DestinationAnswer {
+    origin: String,
+    allow: bool,
 }
 
 #[derive(serde::Deserialize)]
