@@ -206,15 +206,8 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             people(handle, command, args).await
         }
         "answer_agent" | "set_agent_access" | "set_agent_type" | "forget_agent"
-        | "set_new_agents" => agents(handle, command, args).await,
-        // One HTTP token per agent: the token is in the answer once, never again.
-        "create_agent_token" => {
-            let a: TokenName = parse(command, args)?;
-            reply(app::create_agent_token(handle, &a.name).await?)
-        }
-        "revoke_agent_token" => {
-            let a: TokenName = parse(command, args)?;
-            reply(app::revoke_agent_token(handle, &a.name).await?)
+        | "set_new_agents" | "create_agent_token" | "revoke_agent_token" => {
+            agents(handle, command, args).await
         }
         "allow_destination" | "remove_destination" | "answer_destination" | "end_webhook" => {
             webhooks(handle, command, args).await
@@ -270,7 +263,7 @@ async fn people(handle: &Handle, command: &str, args: Value) -> Result<Value, Co
 }
 
 /// The agents: a question answered, an agent allowed or denied, its grant per type, forgotten,
-/// and what a never-seen program gets.
+/// what a never-seen program gets, and an agent's own HTTP token made or revoked.
 async fn agents(handle: &Handle, command: &str, args: Value) -> Result<Value, CommandError> {
     match command {
         "answer_agent" => {
@@ -292,6 +285,15 @@ async fn agents(handle: &Handle, command: &str, args: Value) -> Result<Value, Co
         "set_new_agents" => {
             let a: NewAgents = parse(command, args)?;
             reply(app::set_new_agents(handle, &a.new).await?)
+        }
+        // One HTTP token per agent: the token is in the answer once, never again.
+        "create_agent_token" => {
+            let a: TokenName = parse(command, args)?;
+            reply(app::create_agent_token(handle, &a.name).await?)
+        }
+        "revoke_agent_token" => {
+            let a: TokenName = parse(command, args)?;
+            reply(app::revoke_agent_token(handle, &a.name).await?)
         }
         _ => Err(CommandError::from(format!(
             "`{command}` is not one of the agents' commands"

@@ -31,7 +31,7 @@ export function webhooksSection(ctx: Ctx): Section {
   const add = h("button", { class: "btn", text: "Add", attrs: { type: "button", "data-testid": "destination-add" } });
   const msg = h("p", { class: "msg error", attrs: { role: "alert", "data-testid": "destination-error" } });
   const count = h("p", { class: "msg", attrs: { "data-testid": "webhooks-count" } });
-  const subs = h("ul", { class: "subs webhooks", attrs: { "aria-label": "Webhook subscriptions", "data-testid": "webhook-subscriptions" } });
+  const subs = h("ul", { class: "webhooks", attrs: { "aria-label": "Webhook subscriptions", "data-testid": "webhook-subscriptions" } });
   const subsError = h("p", { class: "msg error", attrs: { role: "alert", "data-testid": "webhook-error" } });
   const none = h("p", { class: "muted", text: "No agent has a webhook subscription." });
 
@@ -166,7 +166,7 @@ export function destinationAsks(ctx: Ctx): { element: HTMLElement; update(m: Mod
           h("div", { class: "row-text" },
             h("strong", { class: "ask-agent", text: a.agent }), " wants to post events to ",
             h("strong", { class: "entry", text: a.origin }),
-            h("span", { class: "notice-more", text: "Allowed, it joins your webhook destinations; its subscription was refused, so the agent asks again." })),
+            h("span", { class: "notice-more", text: "Allow adds it to your webhook destinations; the agent can then subscribe again. Don't Allow leaves the list as it is." })),
           h("button", { class: "btn", text: "Don't Allow", attrs: { type: "button", "aria-label": `Don't allow posting to ${a.origin}` }, on: { click: () => void answer(a.origin, a.agent, false) } }),
           h("button", { class: "btn primary", text: "Allow", attrs: { type: "button", "aria-label": `Allow posting to ${a.origin}` }, on: { click: () => void answer(a.origin, a.agent, true) } })))));
   }
