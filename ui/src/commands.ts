@@ -39,6 +39,10 @@ export const COMMANDS = [
   "set_new_agents",
   "create_agent_token",
   "revoke_agent_token",
+  "allow_destination",
+  "remove_destination",
+  "answer_destination",
+  "end_webhook",
 ] as const;
 
 /** One command name. */

@@ -15,16 +15,19 @@ import { clientsSection } from "./sections/clients";
 import { connectSection } from "./sections/connect";
 import { statusSection } from "./sections/status";
 import { typesSection } from "./sections/types";
+import { destinationAsks, webhooksSection } from "./sections/webhooks";
 
 const model: Model = { state: null, settings: null, activity: [] };
 let sections: Section[] = [];
 let sheet: ReturnType<typeof firstRun> | null = null;
 const notice = menuBarNotice();
 let asks: ReturnType<typeof askRows> | null = null;
+let hookAsks: ReturnType<typeof destinationAsks> | null = null;
 
 function render(): void {
   notice.update(model);
   asks?.update(model);
+  hookAsks?.update(model);
   for (const s of sections) s.update(model);
   sheet?.update(model);
 }
@@ -66,9 +69,10 @@ function sidebar(list: Section[], select: (i: number, focus: boolean) => void): 
 
 async function start(): Promise<void> {
   const root = document.getElementById("app")!;
-  sections = [statusSection(ctx), typesSection(ctx), clientsSection(ctx), connectSection(ctx), activitySection(ctx), advancedSection(ctx)];
+  sections = [statusSection(ctx), typesSection(ctx), clientsSection(ctx), connectSection(ctx), webhooksSection(ctx), activitySection(ctx), advancedSection(ctx)];
   sheet = firstRun(ctx);
   asks = askRows(ctx);
+  hookAsks = destinationAsks(ctx);
   const main = h("main", { class: "content" });
   for (const s of sections) {
     s.panel.id = `panel-${s.id}`;
@@ -89,7 +93,7 @@ async function start(): Promise<void> {
   };
   const banner = h("p", { class: "banner", attrs: { role: "alert", "data-testid": "banner" } });
   banner.hidden = true;
-  root.replaceChildren(sidebar(sections, select), h("div", { class: "pane" }, banner, asks.element, notice.element, main), sheet.dialog);
+  root.replaceChildren(sidebar(sections, select), h("div", { class: "pane" }, banner, asks.element, hookAsks.element, notice.element, main), sheet.dialog);
   const wanted = sections.findIndex((s) => `#${s.id}` === location.hash);
   select(wanted < 0 ? 0 : wanted, false);
 

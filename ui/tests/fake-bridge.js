@@ -33,6 +33,7 @@ export function installFakeBridge(seed) {
   data.settings.agentGrants ??= [];
   data.settings.agentTokens ??= [];
   data.state.agents ??= [];
+  data.state.webhooks ??= { destinations: [], subscriptions: [], asks: [] };
   const calls = [];
   const unknown = [];
   const listeners = new Map();
@@ -238,7 +239,58 @@ export function installFakeBridge(seed) {
 
   derive();
 
+  // As core's [webhooks] allow: an origin (no path), https:// any host, http:// only for
+  // this Mac; normalised to a lower-case host with the default port left out.
+  function originOf(text) {
+    const m = /^(https?):\/\/([^/?#@\s]+?)(?::(\d+))?\/?$/i.exec(text.trim());
+    if (!m) return { error: "an allowed destination is an origin with no path: write scheme://host[:port]" };
+    const scheme = m[1].toLowerCase();
+    const host = m[2].toLowerCase();
+    if (scheme === "http" && !["localhost", "[::1]"].includes(host) && !host.startsWith("127.")) {
+      return { error: `http:// is allowed only for this machine (localhost, 127.0.0.1, [::1]); write https://${host} for ${host}` };
+    }
+    const port = m[3] && m[3] !== (scheme === "https" ? "443" : "80") ? `:${m[3]}` : "";
+    return { origin: `${scheme}://${host}${port}` };
+  }
+  function webhooksChanged() {
+    const w = data.state.webhooks;
+    w.subscriptions = w.subscriptions.filter((s) => w.destinations.includes(s.destination));
+    w.asks = w.asks.filter((a) => !w.destinations.includes(a.origin));
+    emit("state-changed", data.state);
+    return settingsChanged();
+  }
+
   const handlers = {
+    allow_destination: ({ origin }) => {
+      const o = originOf(origin);
+      if (o.error) return fail(o.error);
+      if (!data.state.webhooks.destinations.includes(o.origin)) data.state.webhooks.destinations.push(o.origin);
+      return webhooksChanged();
+    },
+    remove_destination: ({ origin }) => {
+      const o = originOf(origin).origin ?? origin;
+      const w = data.state.webhooks;
+      if (!w.destinations.includes(o)) return fail(`\`${origin}\` is not on the list of webhook destinations; nothing was removed`);
+      w.destinations = w.destinations.filter((d) => d !== o);
+      return webhooksChanged();
+    },
+    answer_destination: ({ origin, allow }) => {
+      const w = data.state.webhooks;
+      if (allow) {
+        const o = originOf(origin);
+        if (o.error) return fail(o.error);
+        if (!w.destinations.includes(o.origin)) w.destinations.push(o.origin);
+      } else {
+        w.asks = w.asks.filter((a) => a.origin !== origin);
+      }
+      return webhooksChanged();
+    },
+    end_webhook: ({ id }) => {
+      const w = data.state.webhooks;
+      if (!w.subscriptions.some((s) => s.id === id)) return fail(`no webhook subscription \`${id}\`: \`tidings webhooks\` lists them`);
+      w.subscriptions = w.subscriptions.filter((s) => s.id !== id);
+      return webhooksChanged();
+    },
     answer_agent: ({ id, allow }) => {
       if (!data.settings.asks.some((x) => x.id === id) && !agentOf(id)) return fail(`no agent \`${id}\``);
       return decide(id, (g) => { g.access = allow ? "allowed" : "denied"; });

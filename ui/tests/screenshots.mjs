@@ -3,13 +3,15 @@
 // menu-bar icon hidden, and the sender picker: Contacts searched, and recent senders), from
 // the fake bridge seeded with the captured demo State, a few realistic clients and the
 // fake's demo Contacts (people and groups in the allowlists, one card since deleted), three
-// agents in Clients (tests/agents.mjs) and, as agents-ask, a program's question above it. Run by `make screenshots`; the PNGs are committed.
+// agents in Clients (tests/agents.mjs) and, as agents-ask, a program's question above it;
+// webhooks (tests/webhooks.mjs) and, as webhooks-ask, an agent's question about a destination. Run by `make screenshots`; the PNGs are committed.
 // SCREENSHOTS_DIR=DIR writes them there instead (to compare with the committed ones).
 
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SCRIPT, agentsSeed } from "./agents.mjs";
 import { fixtures, launch, openUi, serveDist, uiDir } from "./harness.mjs";
+import { webhooksSeed } from "./webhooks.mjs";
 
 const out = process.env.SCREENSHOTS_DIR ?? join(uiDir, "..", "docs", "screenshots");
 mkdirSync(out, { recursive: true });
@@ -48,6 +50,8 @@ function seed() {
     d.clientName = d.clientId === 3 ? "claude-code" : "Tidings channel";
   });
   agentsSeed(s);
+  webhooksSeed(s);
+  s.state.webhooks.asks = [];
   s.settings.asks = [];
   Object.assign(s.state.agents.find((a) => a.id === SCRIPT), { access: "new", asking: null });
   return s;
@@ -84,7 +88,7 @@ async function scrollTo(page, sel) {
   await page.mouse.move(1, 1); // no hover left on a row that scrolled under the pointer
 }
 
-const sections = ["status", "types", "clients", "connect", "activity", "advanced"];
+const sections = ["status", "types", "clients", "connect", "webhooks", "activity", "advanced"];
 const server = await serveDist();
 const browser = await launch();
 try {
@@ -158,6 +162,16 @@ try {
       Object.assign(asking.state.agents.find((a) => a.id === SCRIPT), { access: "asking", asking: "mail.received" });
       const { page, context } = await openUi(browser, server.url, { seed: asking, hash: "clients", colorScheme });
       const file = join(out, `agents-ask-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    // An agent asks to post events to a destination not on the list, over Webhooks.
+    {
+      const asking = seed();
+      asking.state.webhooks.asks = webhooksSeed(fixtures()).state.webhooks.asks;
+      const { page, context } = await openUi(browser, server.url, { seed: asking, hash: "webhooks", colorScheme });
+      const file = join(out, `webhooks-ask-${colorScheme}.png`);
       await page.screenshot({ path: file });
       console.log(file);
       await context.close();

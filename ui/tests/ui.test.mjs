@@ -377,7 +377,7 @@ test("keyboard: arrow keys move through sections, Tab reaches every control, all
     const cdp = await page.context().newCDPSession(page);
     await page.keyboard.press("Tab");
     assert.equal(await page.evaluate(() => document.activeElement.id), "tab-status");
-    const ids = ["status", "types", "clients", "connect", "activity", "advanced"];
+    const ids = ["status", "types", "clients", "connect", "webhooks", "activity", "advanced"];
     for (let i = 0; i < ids.length; i++) {
       if (i > 0) await page.keyboard.press("ArrowDown");
       const id = ids[i];

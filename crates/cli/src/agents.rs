@@ -66,8 +66,8 @@ impl Coded for AgentsError {
     }
 }
 
-/// What the running daemon said about its agents.
-enum Live {
+/// What the running daemon said about its agents (and its webhooks, for `tidings webhooks`).
+pub(crate) enum Live {
     /// Its status.
     Running(Box<State>),
     /// No daemon on the socket.
@@ -89,7 +89,7 @@ pub async fn run(args: AgentsArgs) -> anyhow::Result<()> {
 }
 
 /// `tidings/status` from the daemon on `socket`.
-async fn live(socket: &Path) -> anyhow::Result<Live> {
+pub(crate) async fn live(socket: &Path) -> anyhow::Result<Live> {
     let mut client = match Client::connect(socket).await {
         Ok(client) => client,
         Err(ClientError::NotRunning { .. }) => return Ok(Live::NotRunning),
@@ -456,6 +456,7 @@ messages = false
             contacts: tidings_server::state::ContactsState::default(),
             agents: vec![live],
             new_agents: NewAgents::Allow,
+            webhooks: tidings_server::state::WebhooksState::default(),
         };
         let rows = merge(&settings(), Some(&state));
         assert_eq!(rows.len(), 1, "the file's agent is the daemon's, once");

@@ -24,6 +24,7 @@ use crate::exit_code::{Coded, FAILURE};
 use crate::login::InstallError;
 use crate::tail::TailError;
 use crate::token::TokenError;
+use crate::webhooks::WebhooksError;
 
 /// The exit code for an error that ended a command: the first error in its chain that knows
 /// its code, else [`FAILURE`]. Outermost first, so a socket write that hit a broken pipe is
@@ -43,6 +44,7 @@ fn coded(cause: &(dyn Error + 'static)) -> Option<u8> {
         .or_else(|| code::<CheckError>(cause))
         .or_else(|| code::<TokenError>(cause))
         .or_else(|| code::<AgentsError>(cause))
+        .or_else(|| code::<WebhooksError>(cause))
         .or_else(|| code::<InstallError>(cause))
         .or_else(|| code::<ConnectCliError>(cause))
         .or_else(|| code::<ConnectError>(cause))

@@ -10,6 +10,8 @@
 //! - [`tail`]: a stream client that prints events as JSON lines.
 //! - [`check`]: hook digests: what is new since a named consumer's last call.
 //! - [`status`]: asks a daemon for `tidings/status`.
+//! - [`webhooks`]: `webhooks`: the destinations from settings.toml and a running daemon's
+//!   webhook subscriptions; allow, remove (settings.toml edited in place).
 //! - [`agents`]: `agents`: the agents from settings.toml and a running daemon; allow, deny,
 //!   forget (settings.toml edited in place).
 //! - [`doctor`]: every check with its fix, and the bug report.
@@ -41,6 +43,7 @@ pub mod serve;
 pub mod status;
 pub mod tail;
 pub mod token;
+pub mod webhooks;
 
 use std::path::{Path, PathBuf};
 

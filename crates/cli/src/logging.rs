@@ -21,6 +21,7 @@ pub fn init(cli: &Cli) {
         | Command::Check(_)
         | Command::Status(_)
         | Command::Agents(_)
+        | Command::Webhooks(_)
         | Command::Token(_)
         | Command::Connect(_)
         | Command::Disconnect(_)

@@ -1,6 +1,7 @@
 //! `tidings`: the command-line tool. `serve` runs the daemon (real stores, or `--demo`),
 //! `tail` prints events from a running daemon, `check` prints hook digests, `status` reports
-//! on it, `agents` lists and decides the agents, `token` shows, rotates and makes the HTTP
+//! on it, `agents` lists and decides the agents, `webhooks` lists the webhook destinations
+//! and subscriptions and edits the destinations, `token` shows, rotates and makes the HTTP
 //! tokens, `install` / `uninstall` manage the login item, `connect` / `disconnect` /
 //! `clients` write hosts' configs, `doctor` checks everything and writes bug reports. The
 //! commands are the `tidings_cli` library (its `lib.rs` has the module map); this file only
@@ -59,6 +60,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             Command::Check(args) => cli::check::run(args).await,
             Command::Status(args) => cli::status::run(args).await,
             Command::Agents(args) => cli::agents::run(args).await,
+            Command::Webhooks(args) => cli::webhooks::run(args).await,
             Command::Token(command) => cli::token::run(command).await,
             Command::Install(args) => cli::login::install(&args),
             Command::Uninstall(args) => cli::login::uninstall(&args),

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use tidings_protocol::{fields, meta, methods};
-use tidings_server::state::{ClientState, Mode, State, StoreAccess, Transport, TypeState};
+use tidings_server::state::{
+    ClientState, Mode, State, StoreAccess, Transport, TypeState, WebhookState, WebhooksState,
+};
 
 use super::args::StatusArgs;
 use super::client::Client;
@@ -90,6 +92,7 @@ fn render(state: &State, socket: &Path) -> String {
     // "ok", or the refused edit's line until the file is fixed.
     let _ = writeln!(out, "  settings: {}", state.settings.describe());
     let _ = writeln!(out, "  agents: {}", agents_line(state));
+    let _ = writeln!(out, "  webhooks: {}", webhooks_line(&state.webhooks));
     if let Some(until) = state.paused_until_ms {
         let _ = writeln!(
             out,
@@ -180,6 +183,50 @@ fn agents_line(state: &State) -> String {
         "{}{detail}; new ones: {new} (`tidings agents` lists them)",
         state.agents.len()
     )
+}
+
+/// `2 destinations, 3 subscriptions (1 suspended: http_5xx); 1 destination asked for` and
+/// where to look; `none (…)` with nothing at all.
+fn webhooks_line(w: &WebhooksState) -> String {
+    let plural = |n: usize, noun: &str| {
+        if n == 1 {
+            format!("1 {noun}")
+        } else {
+            format!("{n} {noun}s")
+        }
+    };
+    if w.destinations.is_empty() && w.subscriptions.is_empty() && w.asks.is_empty() {
+        return "none (`tidings webhooks allow ORIGIN` adds a destination)".to_owned();
+    }
+    let mut line = format!(
+        "{}, {}",
+        plural(w.destinations.len(), "destination"),
+        plural(w.subscriptions.len(), "subscription")
+    );
+    let suspended: Vec<&WebhookState> = w.subscriptions.iter().filter(|s| !s.active).collect();
+    if !suspended.is_empty() {
+        let mut why: Vec<&str> = suspended
+            .iter()
+            .filter_map(|s| s.last_error.as_deref())
+            .collect();
+        why.sort_unstable();
+        why.dedup();
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", why.join(", "))
+        };
+        let _ = write!(line, " ({} suspended{why})", suspended.len());
+    }
+    if !w.asks.is_empty() {
+        let _ = write!(
+            line,
+            "; {} asked for, waiting for your answer",
+            plural(w.asks.len(), "destination")
+        );
+    }
+    line.push_str(" (`tidings webhooks` lists them)");
+    line
 }
 
 fn client_line(c: &ClientState) -> String {
@@ -329,7 +376,65 @@ mod tests {
                 stores_read: 2,
                 problem: None,
             },
+            webhooks: WebhooksState::default(),
         }
+    }
+
+    fn hook(active: bool, error: Option<&str>) -> WebhookState {
+        WebhookState {
+            id: "sub_0123456789abcdef".into(),
+            event_type: "mail.received".into(),
+            destination: "https://hooks.example.com".into(),
+            agent: "claude-4f0e21".into(),
+            agent_name: "claude".into(),
+            filter: std::collections::BTreeMap::default(),
+            active,
+            refresh_before_ms: None,
+            last_delivery_ms: None,
+            last_error: error.map(str::to_owned),
+            failed_since_ms: None,
+            delivered: 0,
+        }
+    }
+
+    #[test]
+    fn the_webhooks_line_counts_and_names_why_deliveries_are_suspended() {
+        let mut state = sample();
+        let text = render(&state, Path::new("/run/t.sock"));
+        assert!(
+            text.contains(
+                "\n  webhooks: none (`tidings webhooks allow ORIGIN` adds a destination)\n"
+            ),
+            "{text}"
+        );
+        state.webhooks = WebhooksState {
+            destinations: vec!["https://a.example".into(), "https://b.example".into()],
+            subscriptions: vec![
+                hook(true, Some("timeout")),
+                hook(false, Some("http_5xx")),
+                hook(false, Some("http_5xx")),
+            ],
+            asks: vec![tidings_server::state::DestinationAskState {
+                origin: "https://x.example".into(),
+                agent: "python3".into(),
+                since_ms: 0,
+            }],
+        };
+        let text = render(&state, Path::new("/run/t.sock"));
+        assert!(
+            text.contains(
+                "\n  webhooks: 2 destinations, 3 subscriptions (2 suspended: http_5xx); 1 \
+                 destination asked for, waiting for your answer (`tidings webhooks` lists them)\n"
+            ),
+            "{text}"
+        );
+        state.webhooks.subscriptions.truncate(1);
+        state.webhooks.destinations.truncate(1);
+        state.webhooks.asks.clear();
+        assert_eq!(
+            webhooks_line(&state.webhooks),
+            "1 destination, 1 subscription (`tidings webhooks` lists them)"
+        );
     }
 
     #[test]

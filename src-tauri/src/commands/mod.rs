@@ -51,6 +51,10 @@ pub const COMMANDS: &[&str] = &[
     "set_new_agents",
     "create_agent_token",
     "revoke_agent_token",
+    "allow_destination",
+    "remove_destination",
+    "answer_destination",
+    "end_webhook",
 ];
 
 /// What a failed command rejects with.
@@ -202,15 +206,11 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
             people(handle, command, args).await
         }
         "answer_agent" | "set_agent_access" | "set_agent_type" | "forget_agent"
-        | "set_new_agents" => agents(handle, command, args).await,
-        // One HTTP token per agent: the token is in the answer once, never again.
-        "create_agent_token" => {
-            let a: TokenName = parse(command, args)?;
-            reply(app::create_agent_token(handle, &a.name).await?)
+        | "set_new_agents" | "create_agent_token" | "revoke_agent_token" => {
+            agents(handle, command, args).await
         }
-        "revoke_agent_token" => {
-            let a: TokenName = parse(command, args)?;
-            reply(app::revoke_agent_token(handle, &a.name).await?)
+        "allow_destination" | "remove_destination" | "answer_destination" | "end_webhook" => {
+            webhooks(handle, command, args).await
         }
         // A name added to COMMANDS without its arm: the page hears it, nothing panics.
         _ => Err(CommandError::from(format!(
@@ -263,7 +263,7 @@ async fn people(handle: &Handle, command: &str, args: Value) -> Result<Value, Co
 }
 
 /// The agents: a question answered, an agent allowed or denied, its grant per type, forgotten,
-/// and what a never-seen program gets.
+/// what a never-seen program gets, and an agent's own HTTP token made or revoked.
 async fn agents(handle: &Handle, command: &str, args: Value) -> Result<Value, CommandError> {
     match command {
         "answer_agent" => {
@@ -286,8 +286,43 @@ async fn agents(handle: &Handle, command: &str, args: Value) -> Result<Value, Co
             let a: NewAgents = parse(command, args)?;
             reply(app::set_new_agents(handle, &a.new).await?)
         }
+        // One HTTP token per agent: the token is in the answer once, never again.
+        "create_agent_token" => {
+            let a: TokenName = parse(command, args)?;
+            reply(app::create_agent_token(handle, &a.name).await?)
+        }
+        "revoke_agent_token" => {
+            let a: TokenName = parse(command, args)?;
+            reply(app::revoke_agent_token(handle, &a.name).await?)
+        }
         _ => Err(CommandError::from(format!(
             "`{command}` is not one of the agents' commands"
+        ))),
+    }
+}
+
+/// Webhooks: a destination allowed or removed, an agent's question about one answered, a
+/// subscription ended.
+async fn webhooks(handle: &Handle, command: &str, args: Value) -> Result<Value, CommandError> {
+    match command {
+        "allow_destination" => {
+            let a: Destination = parse(command, args)?;
+            reply(app::allow_destination(handle, &a.origin).await?)
+        }
+        "remove_destination" => {
+            let a: Destination = parse(command, args)?;
+            reply(app::remove_destination(handle, &a.origin).await?)
+        }
+        "answer_destination" => {
+            let a: DestinationAnswer = parse(command, args)?;
+            reply(app::answer_destination(handle, &a.origin, a.allow).await?)
+        }
+        "end_webhook" => {
+            let a: AgentId = parse(command, args)?;
+            reply(app::end_webhook(handle, &a.id).await?)
+        }
+        _ => Err(CommandError::from(format!(
+            "`{command}` is not one of the webhooks' commands"
         ))),
     }
 }
@@ -383,6 +418,19 @@ struct AgentType {
 #[serde(deny_unknown_fields)]
 struct AgentId {
     id: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Destination {
+    origin: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DestinationAnswer {
+    origin: String,
+    allow: bool,
 }
 
 #[derive(serde::Deserialize)]

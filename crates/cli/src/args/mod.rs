@@ -1,6 +1,6 @@
 //! The command line: `tidings serve`, `tidings tail`, `tidings check`, `tidings status`,
-//! `tidings agents`, `tidings token`, `tidings connect|disconnect|clients`, `tidings install` /
-//! `uninstall`, `tidings doctor`, parsed with clap.
+//! `tidings agents`, `tidings webhooks`, `tidings token`, `tidings connect|disconnect|clients`,
+//! `tidings install` / `uninstall`, `tidings doctor`, parsed with clap.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,9 +10,11 @@ use clap::{Args, Parser, Subcommand};
 
 mod agents;
 mod token;
+mod webhooks;
 
 pub use agents::{AgentIdArg, AgentsArgs, AgentsCommand};
 pub use token::{RotateArgs, TokenCommand, TokenListArgs, TokenNameArgs};
+pub use webhooks::{OriginArg, WebhooksArgs, WebhooksCommand};
 
 /// Tidings: tells local AI clients when new mail or a new message arrives.
 #[derive(Debug, Parser)]
@@ -44,6 +46,9 @@ pub enum Command {
     /// List the agents (the programs that connect) and their grants; allow, deny or forget one.
     #[command(after_help = agents::AGENTS_HELP)]
     Agents(AgentsArgs),
+    /// List where webhooks may post events and the webhook subscriptions; allow or remove one.
+    #[command(after_help = webhooks::WEBHOOKS_HELP)]
+    Webhooks(WebhooksArgs),
     /// Show or rotate the HTTP endpoint's bearer token; create, list or revoke a token per agent.
     #[command(subcommand)]
     Token(TokenCommand),

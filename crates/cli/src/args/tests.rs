@@ -74,3 +74,41 @@ fn doctor_takes_the_demo_directory_by_serves_name_too() {
 fn data_dir_needs_demo() {
     assert!(Cli::try_parse_from(["tidings", "serve", "--data-dir", "/tmp/x"]).is_err());
 }
+
+#[test]
+fn webhooks_lists_allows_and_removes() {
+    let cli = Cli::try_parse_from(["tidings", "webhooks", "--json", "--demo-dir", "/d"]).unwrap();
+    let Command::Webhooks(args) = cli.command else {
+        panic!("not webhooks: {cli:?}");
+    };
+    assert!(args.json && args.command.is_none());
+    assert_eq!(args.demo_dir, Some(PathBuf::from("/d")));
+    let cli = Cli::try_parse_from(["tidings", "webhooks", "allow", "https://h.example"]).unwrap();
+    let Command::Webhooks(WebhooksArgs {
+        command: Some(WebhooksCommand::Allow(a)),
+        ..
+    }) = cli.command
+    else {
+        panic!("not allow: {cli:?}");
+    };
+    assert_eq!(a.origin, "https://h.example");
+    let cli = Cli::try_parse_from([
+        "tidings",
+        "webhooks",
+        "remove",
+        "https://h.example",
+        "--data-dir",
+        "/d",
+    ])
+    .unwrap();
+    let Command::Webhooks(WebhooksArgs {
+        command: Some(WebhooksCommand::Remove(_)),
+        demo_dir: Some(_),
+        ..
+    }) = cli.command
+    else {
+        panic!("not remove: {cli:?}");
+    };
+    assert!(Cli::try_parse_from(["tidings", "webhooks", "allow"]).is_err());
+    assert!(Cli::try_parse_from(["tidings", "webhooks", "forget", "x"]).is_err());
+}

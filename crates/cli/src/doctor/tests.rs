@@ -180,6 +180,7 @@ fn a_stale_grant_says_to_re_add_tidings() {
             last_granted: "1".into(),
         },
         contacts: tidings_server::state::ContactsState::default(),
+        webhooks: tidings_server::state::WebhooksState::default(),
     };
     let c = access_check(&findings(Ok(state), vec![Ok(()), Ok(())]));
     assert_eq!(c.outcome, Outcome::Fail);

@@ -13,6 +13,8 @@ mod http_common;
 
 // `tidings agents` and `tidings token create|list|revoke` against a demo daemon and without.
 mod agents_cli;
+// `tidings webhooks` allow, list and remove, with a loopback receiver and without a daemon.
+mod webhooks_cli;
 // The app's commands: pause all, checked settings changes, the token.
 mod app;
 // Each agent (the program that started the shim) gets only its grant, on every path.

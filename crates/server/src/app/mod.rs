@@ -27,6 +27,7 @@ pub use people::{
     set_categories, set_names,
 };
 pub use tokens::{AgentTokenView, CreatedToken, create_agent_token, revoke_agent_token};
+pub use webhooks::{allow_destination, answer_destination, end_webhook, remove_destination};
 
 /// The longest backfill window the app offers (the file accepts up to ten years).
 pub const MAX_APP_BACKFILL_DAYS: u32 = 365;
@@ -225,6 +226,16 @@ pub enum AppError {
     /// A decision about an agent could not be made (unknown id, or not saved).
     #[error(transparent)]
     Agent(#[from] crate::daemon::AgentError),
+    /// A decision about webhooks could not be made (a bad origin, an unknown subscription,
+    /// or not saved).
+    #[error(transparent)]
+    Webhook(#[from] crate::daemon::WebhookError),
+    /// `remove_destination` of an origin the list does not hold.
+    #[error("`{origin}` is not on the list of webhook destinations; nothing was removed")]
+    NotADestination {
+        /// The origin given (cut).
+        origin: String,
+    },
     /// A sender grant with no sender.
     #[error(
         "pick at least one sender for {event_type}, or grant none (an empty list is no \
@@ -529,6 +540,7 @@ mod snippet;
 #[cfg(test)]
 mod tests;
 mod tokens;
+mod webhooks;
 
 pub use login_item::{
     login_view, login_view_blocking, restart_through_login_item, set_start_at_login,
