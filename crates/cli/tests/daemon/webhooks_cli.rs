@@ -201,7 +201,6 @@ fn allow_subscribe_list_and_remove_against_a_running_daemon() {
 fn without_a_daemon_the_files_destinations_are_listed_and_a_bad_origin_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("settings.toml");
-    // The comment sits above another table: a table left empty goes with the lines above it.
     let before =
         "# kept\n[agents]\nnew = \"ask\"\n\n[webhooks]\nallow = [\"https://hooks.example.com\"]\n";
     std::fs::write(&path, before).unwrap();

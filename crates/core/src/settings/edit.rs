@@ -16,7 +16,12 @@ pub(super) fn edited(text: &str, old: &Settings, new: &Settings) -> Option<Strin
     let now: DocumentMut = toml::to_string(new).ok()?.parse().ok()?;
     let was: DocumentMut = toml::to_string(old).ok()?.parse().ok()?;
     merge(doc.as_table_mut(), now.as_table(), was.as_table());
-    Some(doc.to_string())
+    let mut out = doc.to_string();
+    // An emptied last table ends at its header's bracket; a text file ends with a newline.
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// Applies to `target` (the file's table) what changed from `was` to `now` (the same table
@@ -60,7 +65,22 @@ fn merge(target: &mut Table, now: &Table, was: &Table) {
         .map(|(key, _)| key.to_owned())
         .collect();
     for key in gone {
-        target.remove(&key);
+        // A table the model no longer writes (emptied, such as `[webhooks]` with its last
+        // destination removed) keeps its header and the comments above it, emptied, rather
+        // than taking the user's notes with it; an empty table reads as its defaults.
+        match target.get_mut(&key) {
+            Some(Item::Table(table))
+                if table
+                    .decor()
+                    .prefix()
+                    .is_some_and(|p| p.as_str().is_some_and(|p| p.contains('#'))) =>
+            {
+                table.clear();
+            }
+            _ => {
+                target.remove(&key);
+            }
+        }
     }
 }
 
@@ -71,6 +91,22 @@ mod tests {
     use super::*;
     use crate::filter::SenderPattern;
     use crate::settings::{AllowEntry, ChannelPreset, NotificationKind};
+
+    #[test]
+    fn an_emptied_table_keeps_the_comments_above_it() {
+        for text in [
+            "# My notes about webhooks.\n[webhooks]\nallow = [\"https://hooks.example.com\"]\n",
+            "[mail]\nenabled = true\n\n# My notes about webhooks.\n[webhooks]\nallow = [\"https://hooks.example.com\"]\n",
+        ] {
+            let old = Settings::parse(text, Path::new("s.toml")).unwrap();
+            let mut new = old.clone();
+            new.webhooks.allow.clear();
+            let out = edited(text, &old, &new).unwrap();
+            assert!(out.contains("# My notes about webhooks."), "{out}");
+            assert!(!out.contains("hooks.example.com"), "{out}");
+            assert_eq!(Settings::parse(&out, Path::new("s.toml")).unwrap(), new, "{out}");
+        }
+    }
 
     /// A file as a user might leave it: the first run's header, their own notes, defaults
     /// left out, keys in their own order.
