@@ -143,7 +143,14 @@ async fn step(daemon: &Daemon, hook: &Arc<Hook>, sub: &Subscription, attempts: u
         hook.state().gap = true;
     }
     if hook.state().gap {
-        let body = json!({"type": "gap", "cursor": batch.cursor.to_string()}).to_string();
+        // Where delivery goes on from: the replaced store's head, or (an event given up on,
+        // the conformance control) where it stands, before this batch's events.
+        let at = if batch.truncated {
+            batch.cursor
+        } else {
+            cursor
+        };
+        let body = json!({"type": "gap", "cursor": at.to_string()}).to_string();
         match deliver(
             daemon,
             hook,
@@ -156,8 +163,8 @@ async fn step(daemon: &Daemon, hook: &Arc<Hook>, sub: &Subscription, attempts: u
             Sent::Past => {
                 let mut s = hook.state();
                 s.gap = false;
-                s.cursor = Some(batch.cursor);
                 if batch.truncated {
+                    s.cursor = Some(batch.cursor);
                     return Step::More;
                 }
             }
