@@ -227,7 +227,7 @@ async fn deliver(daemon: &Daemon, hook: &Hook, id: &str, body: &[u8], attempts: 
     let poster = daemon.webhooks().poster();
     for attempt in 0..attempts {
         let secrets = hook.signing_secrets();
-        let verdict = tokio::select! {
+        let (verdict, asked) = tokio::select! {
             () = hook.ended.cancelled() => return Sent::Ended,
             v = send::post(poster, &hook.url, &hook.id, &secrets, id, body) => v,
         };
@@ -243,7 +243,7 @@ async fn deliver(daemon: &Daemon, hook: &Hook, id: &str, body: &[u8], attempts: 
                 hook.state().failed(failure.category);
                 return Sent::Past;
             }
-            Verdict::Retry(failure) => (failure, None::<Duration>),
+            Verdict::Retry(failure) => (failure, asked),
         };
         tracing::debug!(event_type = %hook.event_type, category = failure.category.as_str(), attempt, "webhook delivery failed");
         hook.state().failed(failure.category);

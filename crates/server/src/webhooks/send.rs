@@ -17,7 +17,8 @@ pub const SUBSCRIPTION_HEADER: &str = "X-MCP-Subscription-Id";
 /// The longest `eventId` sent as the `webhook-id` as it is.
 const MAX_PLAIN_ID: usize = 200;
 
-/// POST `body` to `url`, signed with `secrets` under message id `id`; how it went.
+/// POST `body` to `url`, signed with `secrets` under message id `id`; how it went, and the
+/// wait a 429 or 503 asked for with `Retry-After` (the caller caps it).
 pub async fn post(
     poster: &Poster,
     url: &CallbackUrl,
@@ -25,7 +26,7 @@ pub async fn post(
     secrets: &[Secret],
     id: &str,
     body: &[u8],
-) -> Verdict {
+) -> (Verdict, Option<std::time::Duration>) {
     let timestamp = unix_seconds();
     let refs: Vec<&Secret> = secrets.iter().collect();
     let headers = [
@@ -35,8 +36,13 @@ pub async fn post(
         (SUBSCRIPTION_HEADER, subscription_id.to_owned()),
     ];
     match poster.post(url, &headers, body.to_vec()).await {
-        Ok(reply) => classify(&reply),
-        Err(failure) => Verdict::Retry(failure),
+        Ok(reply) => {
+            let retry_after = reply
+                .retry_after
+                .filter(|_| matches!(reply.status, 429 | 503));
+            (classify(&reply), retry_after)
+        }
+        Err(failure) => (Verdict::Retry(failure), None),
     }
 }
 
