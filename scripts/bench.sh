@@ -3,7 +3,8 @@
 # same run (release builds). They report and never fail a test run; they are not in `make test`.
 #
 # PART (comma-separated; default all):
-#   push fanout sustained catchup maxage idle startup app   crates/cli/benches/figures/
+#   push fanout sustained catchup maxage idle startup app webhook
+#                                                          crates/cli/benches/figures/
 #   drain                                                  crates/core/benches/drain.rs
 #   latency                                                crates/cli/benches/latency.rs
 # The figures bench prints a summary table and writes its tables into docs/benchmarks.md
@@ -12,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-figures=(push fanout sustained catchup maxage idle startup app)
+figures=(push fanout sustained catchup maxage idle startup app webhook)
 part=${PART:-all}
 [ "$part" = all ] && part=$(IFS=,; echo "${figures[*]},drain,latency")
 
@@ -24,7 +25,7 @@ for name in "${names[@]}"; do
   case $name in
     drain) run_drain=yes ;;
     latency) run_latency=yes ;;
-    push | fanout | sustained | catchup | maxage | idle | startup | app) wanted_figures+=("$name") ;;
+    push | fanout | sustained | catchup | maxage | idle | startup | app | webhook) wanted_figures+=("$name") ;;
     *) echo "bench: unknown PART '$name'; parts: ${figures[*]} drain latency" >&2; exit 2 ;;
   esac
 done

@@ -2,7 +2,8 @@
 //! build) over its Unix socket, each beside a baseline measured in the same run, as a ratio.
 //!
 //! `cargo bench -p tidings-cli --bench figures [-- PART...]`, or `make bench [PART=...]`.
-//! Parts: push, fanout, sustained, catchup, maxage, idle, startup, app (default: all). Each
+//! Parts: push, fanout, sustained, catchup, maxage, idle, startup, app, webhook (default:
+//! all). Each
 //! prints its table as it finishes, the run ends with a summary, and the tables replace their
 //! blocks in docs/benchmarks.md (`TIDINGS_BENCH_DOCS=0` leaves the file alone). Daemon logs
 //! and the summary go to `target/bench/`. A part that fails says why and the others still run;
@@ -11,7 +12,7 @@
 //! Modules: `wire` (the socket client), `daemon` (spawning `tidings serve`), `writer` (the
 //! outside writer), `store` (empty and cached 1M-row homes), `procfs` (CPU, memory, threads),
 //! `stats`, `report` (tables, summary, docs); one module per part: `push`, `fanout`,
-//! `sustained`, `catchup` (and `maxAgeMs`), `idle` (and start-up), `app`.
+//! `sustained`, `catchup` (and `maxAgeMs`), `idle` (and start-up), `app`, `webhook`.
 
 // Statistics over timings and counts: float conversions of small integers are exact enough.
 #![allow(
@@ -32,6 +33,7 @@ mod report;
 mod stats;
 mod store;
 mod sustained;
+mod webhook;
 mod wire;
 mod writer;
 
@@ -41,7 +43,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 /// Every part, in the order a full run takes them.
-const PARTS: [&str; 8] = [
+const PARTS: [&str; 9] = [
     "push",
     "fanout",
     "sustained",
@@ -50,6 +52,7 @@ const PARTS: [&str; 8] = [
     "idle",
     "startup",
     "app",
+    "webhook",
 ];
 
 /// What every part shares: where its logs go.
@@ -153,6 +156,7 @@ fn run(part: &str, ctx: &Ctx) -> Result<report::Section> {
         "idle" => idle::idle(ctx),
         "startup" => idle::startup(ctx),
         "app" => app::run(ctx),
+        "webhook" => webhook::run(ctx),
         other => unreachable!("part {other} was checked"),
     }
 }

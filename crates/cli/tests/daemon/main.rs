@@ -104,5 +104,7 @@ mod stream_limits;
 mod type_turned_off;
 // Wire faults over the real socket and shim.
 mod wire_faults;
+// Webhook delivery to real receivers (plain and TLS), checked by the reference verifier.
+mod webhooks;
 // `tidings --version`: the workspace version and the git commit.
 mod version;

@@ -37,7 +37,11 @@ pub async fn post(
         (SUBSCRIPTION_HEADER, subscription_id.to_owned()),
     ];
     match poster.post(url, &headers, body.to_vec()).await {
-        Ok(reply) => (classify(&reply), reply.retry_after),
+        // Retry-After means "not now" only on 429 and 503; elsewhere it is ignored.
+        Ok(reply) => {
+            let wait = reply.retry_after.filter(|_| matches!(reply.status, 429 | 503));
+            (classify(&reply), wait)
+        }
         Err(failure) => (Verdict::Retry(failure), None),
     }
 }

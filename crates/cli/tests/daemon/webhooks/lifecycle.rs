@@ -1,0 +1,126 @@
+//! Subscriptions over time: a restart loses and repeats nothing, the user taking a
+//! destination off the list ends its subscriptions with a signed `terminated`, and a stuck
+//! receiver holds back only its own subscription.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::receiver::{Receiver, Reply, SECRET_A, Seen, accepting, echoing};
+use super::{Agent, daemon_allowing, settings};
+use crate::common::{Daemon, Writer};
+
+#[test]
+fn a_restart_delivers_what_was_written_while_down_once() {
+    let receiver = Receiver::plain(accepting());
+    let tmp = Arc::new(tempfile::tempdir().unwrap());
+    let mut daemon = Daemon::builder()
+        .tmp(Arc::clone(&tmp))
+        .settings(&settings(&[receiver.origin()]))
+        .start();
+    let writer = Writer::new(daemon.home());
+    let mut agent = Agent::connect(&daemon);
+    agent.subscribed(&receiver.url(), SECRET_A);
+    let mut written: Vec<String> = (0..2).map(|_| writer.mail("alice@example.com")).collect();
+    receiver.wait_event(written.last().unwrap());
+    drop(agent);
+
+    let status = daemon.terminate();
+    assert!(status.success(), "{status}; stderr:\n{}", daemon.stderr());
+    written.extend((0..3).map(|_| writer.mail("carol@example.net")));
+
+    let daemon = Daemon::builder().tmp(Arc::clone(&tmp)).start();
+    receiver.wait_event(written.last().unwrap());
+    // One more written live: deliveries are in order, so a repeat of any earlier event
+    // would have come before it.
+    let sentinel = writer.mail("dave@example.org");
+    receiver.wait_event(&sentinel);
+    written.push(sentinel);
+    let ids: Vec<String> = receiver
+        .events()
+        .iter()
+        .filter_map(|s| s.event_id().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        ids, written,
+        "every event once, in order, across the restart"
+    );
+    let challenges = receiver
+        .requests()
+        .iter()
+        .filter(|s| s.control() == Some("verification"))
+        .count();
+    assert_eq!(challenges, 1, "the verified endpoint is remembered");
+    drop(daemon);
+}
+
+#[test]
+fn taking_the_destination_off_the_list_terminates_its_subscriptions() {
+    let receiver = Receiver::plain(accepting());
+    let daemon = daemon_allowing(&[receiver.origin()]);
+    let mut agent = Agent::connect(&daemon);
+    let id = agent.subscribed(&receiver.url(), SECRET_A)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    daemon.write_settings(&settings(&[]));
+    let seen = receiver.wait_until("a terminated envelope", |seen| {
+        seen.iter().any(|s| s.control() == Some("terminated"))
+    });
+    let terminated = seen
+        .iter()
+        .find(|s| s.control() == Some("terminated"))
+        .unwrap();
+    terminated.verify(SECRET_A);
+    assert_eq!(terminated.header("x-mcp-subscription-id"), id);
+    assert!(
+        terminated
+            .header("webhook-id")
+            .starts_with("msg_terminated_")
+    );
+    let error = &terminated.json["error"];
+    assert_eq!(error["code"], -32024, "{error}");
+    assert_eq!(error["data"]["reason"], "destination_removed", "{error}");
+    agent.wait_webhooks("the subscription gone", |w| {
+        w["subscriptions"] == serde_json::json!([])
+    });
+    assert!(
+        !std::fs::read_to_string(daemon.dir.join("webhooks.json"))
+            .unwrap()
+            .contains(&id),
+        "deleted from the file too"
+    );
+}
+
+#[test]
+fn a_stuck_receiver_holds_back_neither_another_subscription_nor_a_stream() {
+    // Answers the challenge, then never answers a delivery.
+    let stuck = Receiver::plain(echoing(|_| Reply::Hang));
+    let healthy = Receiver::plain(accepting());
+    let daemon = daemon_allowing(&[stuck.origin(), healthy.origin()]);
+    let mut agent = Agent::connect(&daemon);
+    agent.subscribed(&stuck.url(), SECRET_A);
+    agent.subscribed(&healthy.url(), SECRET_A);
+    let mut listener = Agent::connect(&daemon);
+    let stream = listener.stream();
+
+    let writer = Writer::new(daemon.home());
+    let first = writer.mail("alice@example.com");
+    // The stuck receiver holds its POST open.
+    stuck.wait_event(&first);
+    healthy.wait_event(&first);
+    listener.wait_stream_event(stream, &first);
+    let second = writer.mail("bob@example.org");
+    healthy.wait_event(&second);
+    listener.wait_stream_event(stream, &second);
+    let stuck_ids: BTreeSet<String> = stuck
+        .events()
+        .iter()
+        .filter_map(Seen::event_id)
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        !stuck_ids.contains(&second),
+        "the stuck subscription is still on its first event"
+    );
+}
