@@ -104,7 +104,11 @@ mod tests {
             let out = edited(text, &old, &new).unwrap();
             assert!(out.contains("# My notes about webhooks."), "{out}");
             assert!(!out.contains("hooks.example.com"), "{out}");
-            assert_eq!(Settings::parse(&out, Path::new("s.toml")).unwrap(), new, "{out}");
+            assert_eq!(
+                Settings::parse(&out, Path::new("s.toml")).unwrap(),
+                new,
+                "{out}"
+            );
         }
     }
 

@@ -39,7 +39,9 @@ pub async fn post(
     match poster.post(url, &headers, body.to_vec()).await {
         // Retry-After means "not now" only on 429 and 503; elsewhere it is ignored.
         Ok(reply) => {
-            let wait = reply.retry_after.filter(|_| matches!(reply.status, 429 | 503));
+            let wait = reply
+                .retry_after
+                .filter(|_| matches!(reply.status, 429 | 503));
             (classify(&reply), wait)
         }
         Err(failure) => (Verdict::Retry(failure), None),
