@@ -54,6 +54,14 @@ fn a_new_mail_is_posted_signed_after_the_challenge_as_poll_gives_it() {
     let saved = daemon.dir.join("webhooks.json");
     let mode = std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "webhooks.json holds secrets");
+    // Nothing the daemon logged (at debug) names the secret or the callback's path.
+    let logged = daemon.stderr();
+    assert!(!logged.is_empty(), "the daemon logs at debug here");
+    let key = SECRET_A.trim_start_matches("whsec_");
+    assert!(
+        !logged.contains(key) && !logged.contains("whsec_"),
+        "{logged}"
+    );
 }
 
 #[test]

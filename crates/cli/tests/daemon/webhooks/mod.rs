@@ -2,8 +2,10 @@
 //! (plain and TLS), and the tests check what arrives with the Standard Webhooks reference
 //! crate. `receiver` is the receiver; `delivery` what a healthy subscription delivers and how
 //! failures are retried; `refusals` what `events/subscribe` refuses; `lifecycle` restarts,
-//! the user removing a destination, and a stuck receiver beside healthy ones.
+//! the user removing a destination, and a stuck receiver beside healthy ones; `controls` the
+//! conformance suite's webhook controls.
 
+mod controls;
 mod delivery;
 mod lifecycle;
 mod receiver;
