@@ -9,7 +9,7 @@ use super::{Agent, settings};
 use crate::common::Daemon;
 
 /// Call control `name` with `arguments`; its text, or a panic naming a tool error.
-fn control(agent: &mut Agent, name: &str, arguments: Value) -> String {
+fn control(agent: &mut Agent, name: &str, arguments: &Value) -> String {
     let frame = agent.call("tools/call", json!({"name": name, "arguments": arguments}));
     let result = &frame["result"];
     assert_ne!(result["isError"], true, "{name}: {frame}");
@@ -40,17 +40,17 @@ fn the_webhook_controls_act_on_real_subscriptions() {
     control(
         &mut agent,
         "events_conformance_allow_callback_origin",
-        json!({"origin": receiver.origin()}),
+        &json!({"origin": receiver.origin()}),
     );
     let id = control(
         &mut agent,
         "events_conformance_subscribe_as",
-        json!({"principal": "tenant-b", "url": receiver.url(), "name": "mail.received",
+        &json!({"principal": "tenant-b", "url": receiver.url(), "name": "mail.received",
                "arguments": {"domains": ["example.com"]}}),
     );
     assert!(id.starts_with("sub_"), "{id}");
     let exists = |agent: &mut Agent, args: Value| {
-        control(agent, "events_conformance_subscription_exists", args)
+        control(agent, "events_conformance_subscription_exists", &args)
     };
     assert_eq!(exists(&mut agent, json!({"id": id})), "true");
     assert_eq!(
@@ -75,7 +75,7 @@ fn the_webhook_controls_act_on_real_subscriptions() {
         control(
             &mut agent,
             "events_conformance_subscription_state",
-            json!({"id": id})
+            &json!({"id": id})
         ),
         "active"
     );
@@ -84,13 +84,13 @@ fn the_webhook_controls_act_on_real_subscriptions() {
     control(
         &mut agent,
         "events_conformance_webhook_gap",
-        json!({"id": id}),
+        &json!({"id": id}),
     );
     receiver.wait_until("a gap envelope", |seen| {
         seen.iter().any(|s| s.control() == Some("gap"))
     });
-    let before = control(&mut agent, "events_conformance_generation", json!({}));
-    let after = control(&mut agent, "events_conformance_restart", json!({}));
+    let before = control(&mut agent, "events_conformance_generation", &json!({}));
+    let after = control(&mut agent, "events_conformance_restart", &json!({}));
     assert_eq!(
         after.parse::<u64>().unwrap(),
         before.parse::<u64>().unwrap() + 1
@@ -103,7 +103,7 @@ fn the_webhook_controls_act_on_real_subscriptions() {
     control(
         &mut agent,
         "events_conformance_webhook_terminate",
-        json!({"id": id}),
+        &json!({"id": id}),
     );
     let seen = receiver.wait_until("a terminated envelope", |seen| {
         seen.iter().any(|s| s.control() == Some("terminated"))
@@ -117,11 +117,11 @@ fn the_webhook_controls_act_on_real_subscriptions() {
         control(
             &mut agent,
             "events_conformance_subscription_state",
-            json!({"id": id})
+            &json!({"id": id})
         ),
         "absent"
     );
     let quota: Value =
-        serde_json::from_str(&control(&mut agent, "events_conformance_quota", json!({}))).unwrap();
+        serde_json::from_str(&control(&mut agent, "events_conformance_quota", &json!({}))).unwrap();
     assert_eq!(quota["max"], 1000, "{quota}");
 }
