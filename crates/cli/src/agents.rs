@@ -19,6 +19,7 @@ use tidings_server::state::{AgentAccess, AgentState, State};
 use super::args::{AgentsArgs, AgentsCommand};
 use super::client::{Client, ClientError};
 use super::exit_code::{Coded, FAILURE, USAGE};
+use super::output::count;
 use super::resolve_config;
 
 /// A decision that could not be made.
@@ -85,6 +86,26 @@ pub async fn run(args: AgentsArgs) -> anyhow::Result<()> {
         Some(AgentsCommand::Allow(a)) => decide(&path, &socket, &a.id, Some(Access::Allow)).await,
         Some(AgentsCommand::Deny(a)) => decide(&path, &socket, &a.id, Some(Access::Deny)).await,
         Some(AgentsCommand::Forget(a)) => decide(&path, &socket, &a.id, None).await,
+    }
+}
+
+impl Live {
+    /// Say on stderr, when the daemon did not answer, that the listing of `what` is the
+    /// file's alone.
+    pub(crate) fn note_if_file_only(&self, what: &str, socket: &Path, path: &Path) {
+        let note = match self {
+            Live::Running(_) => return,
+            Live::NotRunning => format!(
+                "Tidings is not running (no daemon at {}): these are the {what} in {} only",
+                socket.display(),
+                path.display()
+            ),
+            Live::Refused(why) => format!(
+                "the daemon did not list its {what} ({why}): these are the {what} in {} only",
+                path.display()
+            ),
+        };
+        crate::output::err(format_args!("tidings: {note}"));
     }
 }
 
@@ -162,32 +183,8 @@ async fn list(path: &Path, socket: &Path, json_out: bool) -> anyhow::Result<()> 
         let new = state.map_or(settings.agents.new, |s| s.new_agents);
         crate::output::out(render(&rows, new).trim_end());
     }
-    let note = match &live {
-        Live::Running(_) => None,
-        Live::NotRunning => Some(format!(
-            "Tidings is not running (no daemon at {}): these are the agents in {} only",
-            socket.display(),
-            path.display()
-        )),
-        Live::Refused(why) => Some(format!(
-            "the daemon did not list its agents ({why}): these are the agents in {} only",
-            path.display()
-        )),
-    };
-    if let Some(note) = note {
-        crate::output::err(format_args!("tidings: {note}"));
-    }
+    live.note_if_file_only("agents", socket, path);
     Ok(())
-}
-
-/// The list for people.
-/// `1 stream`, `3 streams`.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 /// How the agent was identified, in words.

@@ -27,3 +27,12 @@ pub fn utc(ms: u64) -> String {
         })
         .unwrap_or_else(|| "?".to_owned())
 }
+
+/// `1 stream`, `3 streams`: a count with its noun, plural unless one.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

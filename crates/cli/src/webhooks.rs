@@ -16,6 +16,7 @@ use tidings_server::state::{DestinationAskState, WebhookState, WebhooksState};
 use super::agents::{Live, live};
 use super::args::{WebhooksArgs, WebhooksCommand};
 use super::exit_code::{Coded, FAILURE, USAGE};
+use super::output::count;
 use super::resolve_config;
 
 /// A change to the list that could not be made.
@@ -133,31 +134,8 @@ async fn list(path: &Path, socket: &Path, json_out: bool) -> anyhow::Result<()> 
     } else {
         crate::output::out(render(&listing, path).trim_end());
     }
-    let note = match &live {
-        Live::Running(_) => None,
-        Live::NotRunning => Some(format!(
-            "Tidings is not running (no daemon at {}): these are the destinations in {} only",
-            socket.display(),
-            path.display()
-        )),
-        Live::Refused(why) => Some(format!(
-            "the daemon did not list its webhooks ({why}): these are the destinations in {} only",
-            path.display()
-        )),
-    };
-    if let Some(note) = note {
-        crate::output::err(format_args!("tidings: {note}"));
-    }
+    live.note_if_file_only("destinations", socket, path);
     Ok(())
-}
-
-/// `1 subscription`, `3 subscriptions`.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 /// The list for people.
