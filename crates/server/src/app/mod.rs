@@ -540,6 +540,8 @@ mod snippet;
 #[cfg(test)]
 mod tests;
 mod tokens;
+#[cfg(test)]
+mod webhook_tests;
 mod webhooks;
 
 pub use login_item::{
