@@ -160,10 +160,18 @@ impl Webhooks {
             .count()
     }
 
-    /// Add `hook` (saved at once).
-    pub(crate) fn insert(&self, hook: Arc<Hook>) {
-        lock(&self.hooks).insert(hook.id.clone(), hook);
+    /// Add `hook` (saved at once), unless a subscription with its id is there already (two
+    /// subscribes of one key at once): that one is returned and `hook` is not added.
+    pub(crate) fn insert(&self, hook: Arc<Hook>) -> Option<Arc<Hook>> {
+        {
+            let mut hooks = lock(&self.hooks);
+            if let Some(there) = hooks.get(&hook.id) {
+                return Some(Arc::clone(there));
+            }
+            hooks.insert(hook.id.clone(), hook);
+        }
         self.save();
+        None
     }
 
     /// Forget subscription `id` and stop its delivery (saved at once).

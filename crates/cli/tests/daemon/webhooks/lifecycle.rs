@@ -124,3 +124,46 @@ fn a_stuck_receiver_holds_back_neither_another_subscription_nor_a_stream() {
         "the stuck subscription is still on its first event"
     );
 }
+
+#[test]
+fn one_key_subscribed_twice_at_once_is_one_subscription() {
+    let receiver = Receiver::plain(accepting());
+    let daemon = daemon_allowing(&[receiver.origin()]);
+    let url = receiver.url();
+    // Two connections of one program (one principal), racing with the same key.
+    let ids: Vec<String> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..2)
+            .map(|_| {
+                let (daemon, url) = (&daemon, url.clone());
+                scope.spawn(move || {
+                    let mut agent = Agent::connect(daemon);
+                    agent.subscribed(&url, SECRET_A)["id"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert_eq!(ids[0], ids[1], "the same key is the same subscription");
+    let mut agent = Agent::connect(&daemon);
+    let state = agent.webhooks();
+    assert_eq!(
+        state["subscriptions"].as_array().unwrap().len(),
+        1,
+        "{state}"
+    );
+
+    // One subscription, one delivery task: each mail arrives once.
+    let writer = Writer::new(daemon.home());
+    let first = writer.mail("alice@example.com");
+    let sentinel = writer.mail("alice@example.com");
+    receiver.wait_event(&sentinel);
+    let posts = receiver
+        .events()
+        .iter()
+        .filter(|s| s.event_id() == Some(first.as_str()))
+        .count();
+    assert_eq!(posts, 1, "posted once: {:?}", receiver.events().len());
+}

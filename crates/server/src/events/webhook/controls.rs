@@ -169,8 +169,9 @@ fn subscribe_as(daemon: &Daemon, args: &Map<String, Value>) -> Result<String, St
         let ttl = Some(now_ms() + params::DEFAULT_TTL_MS);
         let state = HookState::new(secret, ttl, None, (None, None));
         let hook = Hook::new(id.clone(), owner, ty, arguments, url, state);
-        webhooks.insert(Arc::clone(&hook));
-        super::spawn(daemon, hook);
+        if webhooks.insert(Arc::clone(&hook)).is_none() {
+            super::spawn(daemon, hook);
+        }
     }
     Ok(id)
 }

@@ -60,12 +60,7 @@ pub(crate) async fn subscribe(
     let granted = p.ttl.granted();
     let refresh_before_ms = granted.map(|ttl| now_ms().saturating_add(ttl));
     if let Some(hook) = webhooks.get(&id) {
-        // A refresh: the cursor stays where delivery stands.
-        hook.state().refresh(p.secret, refresh_before_ms);
-        hook.nudge.notify_one();
-        webhooks.save();
-        daemon.board_changed();
-        return Ok(result(&hook, false));
+        return Ok(refresh(daemon, &hook, p.secret, refresh_before_ms));
     }
     if webhooks.count_for(&owner.key) >= errors::MAX_PER_AGENT {
         return Err(errors::exhausted());
@@ -94,8 +89,12 @@ pub(crate) async fn subscribe(
         resolved,
         (p.cursor, p.max_age_ms),
     );
+    let secret = state.secret.clone();
     let hook = Hook::new(id, owner, sub.event_type(), p.arguments, p.url, state);
-    webhooks.insert(Arc::clone(&hook));
+    if let Some(there) = webhooks.insert(Arc::clone(&hook)) {
+        // The same key subscribed twice at once: the first one made is refreshed.
+        return Ok(refresh(daemon, &there, secret, refresh_before_ms));
+    }
     daemon.subscribed(conn, sub.event_type(), &hook.arguments);
     super::spawn(daemon, Arc::clone(&hook));
     daemon.board_changed();
@@ -123,6 +122,21 @@ pub(crate) fn unsubscribe(
         }
         None => Err(not_found_subscription()),
     }
+}
+
+/// A refresh of `hook`: the secret replaced, the TTL granted anew, delivery reactivated; the
+/// cursor stays where delivery stands.
+fn refresh(
+    daemon: &Daemon,
+    hook: &Hook,
+    secret: tidings_webhook::Secret,
+    refresh_before_ms: Option<u64>,
+) -> Value {
+    hook.state().refresh(secret, refresh_before_ms);
+    hook.nudge.notify_one();
+    daemon.webhooks().save();
+    daemon.board_changed();
+    result(hook, false)
 }
 
 /// The subscribe result for `hook`.
