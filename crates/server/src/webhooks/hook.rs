@@ -151,6 +151,18 @@ impl HookState {
         self.active = true;
     }
 
+    /// What the file and the status show of where delivery stands, to tell whether a step
+    /// changed anything.
+    pub fn mark(&self) -> (Option<Cursor>, bool, Option<Category>, u64, bool) {
+        (
+            self.cursor,
+            self.active,
+            self.last_error,
+            self.delivered,
+            self.gap,
+        )
+    }
+
     /// An event (or envelope) was accepted.
     pub fn delivered(&mut self) {
         self.last_delivery_ms = Some(now_ms());

@@ -86,6 +86,7 @@ pub async fn run(daemon: Daemon, hook: Arc<Hook>) {
             }
         }
         wake.borrow_and_update();
+        let before = hook.state().mark();
         let more = match step(
             &daemon,
             &hook,
@@ -98,8 +99,11 @@ pub async fn run(daemon: Daemon, hook: Arc<Hook>) {
             Step::Idle => false,
             Step::Ended => return,
         };
-        daemon.webhooks().changed();
-        daemon.board_changed();
+        // Only a step that moved something is written (an idle wake-up every minute is not).
+        if hook.state().mark() != before {
+            daemon.webhooks().changed();
+            daemon.board_changed();
+        }
         if more {
             continue;
         }
