@@ -251,6 +251,29 @@ async fn a_closed_port_is_connection_refused() {
     );
 }
 
+#[tokio::test]
+async fn a_receiver_that_resets_mid_request_is_a_retryable_failure() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    // Accepts, reads a little of the request, and hangs up without a word.
+    tokio::spawn(async move {
+        let (mut conn, _) = listener.accept().await.unwrap();
+        let mut some = [0u8; 16];
+        let _ = tokio::io::AsyncReadExt::read(&mut conn, &mut some).await;
+        drop(conn);
+    });
+    let failure = plain_poster(PostLimits::default())
+        .post(&url(&format!("http://{address}/")), &[], b"{}".to_vec())
+        .await
+        .unwrap_err();
+    assert_eq!(failure.category, Category::ConnectionRefused, "{failure}");
+    assert!(
+        failure.detail.contains("closed before an answer"),
+        "{}",
+        failure.detail
+    );
+}
+
 struct Tls {
     acceptor: tokio_rustls::TlsAcceptor,
     certificate: CertificateDer<'static>,
