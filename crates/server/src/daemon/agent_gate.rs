@@ -76,7 +76,12 @@ impl Daemon {
     /// Refuse every request of a denied agent (its `initialize` too), so a fresh shim from a
     /// denied program is turned away as its old connection was.
     pub(crate) fn agent_refused(&self, conn: &ConnectionState) -> Option<ErrorData> {
-        let agent = conn.agent();
+        self.agent_denied(conn.agent())
+    }
+
+    /// The refusal of `agent` if the user denied it (a webhook's deliveries check it, with no
+    /// connection behind them).
+    pub(crate) fn agent_denied(&self, agent: &Agent) -> Option<ErrorData> {
         match self.settings_arc().agents.decision(agent.key()) {
             AgentDecision::Denied(id) => Some(denied(agent, id)),
             _ => None,

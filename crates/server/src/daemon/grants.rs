@@ -33,16 +33,10 @@ impl Daemon {
         narrowed(&self.settings_arc(), conn.agent())
     }
 
-    /// The settings the agent with identity `key` sees, with no connection at hand (a webhook
-    /// subscription's deliveries, which outlive the connection that made it).
-    pub(crate) fn settings_for_key(&self, key: &str) -> Arc<Settings> {
-        let identity = tidings_platform::identity::AgentIdentity {
-            key: key.to_owned(),
-            name: String::new(),
-            signer: None,
-            program: None,
-        };
-        narrowed(&self.settings_arc(), &Agent::new(identity))
+    /// The settings `agent` sees with no connection at hand (a webhook subscription's
+    /// deliveries, which outlive the connection that made it).
+    pub(crate) fn settings_for_agent(&self, agent: &Agent) -> Arc<Settings> {
+        narrowed(&self.settings_arc(), agent)
     }
 
     /// The user answered the question of agent `id` (the app's Allow and Don't Allow):

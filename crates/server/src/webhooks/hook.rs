@@ -7,10 +7,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use tidings_core::{Cursor, EventType};
+use tidings_platform::identity::AgentIdentity;
 use tidings_webhook::{CallbackUrl, Category, Secret};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::agents::Agent;
 use crate::state::now_ms;
 
 /// How long a replaced secret keeps signing beside the new one, so a receiver that is still
@@ -27,6 +29,21 @@ pub struct Owner {
     pub id: String,
     /// How the user is shown it.
     pub name: String,
+}
+
+impl Owner {
+    /// The agent it is, for the grant and the gate (looked up by its identity key).
+    pub fn agent(&self) -> Agent {
+        Agent {
+            identity: AgentIdentity {
+                key: self.key.clone(),
+                name: self.name.clone(),
+                signer: None,
+                program: None,
+            },
+            id: self.id.clone(),
+        }
+    }
 }
 
 /// A webhook subscription. The key parts never change; a refresh replaces the secret and the

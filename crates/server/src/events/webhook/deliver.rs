@@ -14,11 +14,10 @@ use std::time::Duration;
 
 use rmcp::ErrorData;
 use serde_json::{Value, json};
-use tidings_core::settings::AgentDecision;
 use tidings_core::{Cursor, RequestError, Settings, Subscription};
-use tidings_protocol::errors::{self as codes, data, reason};
 use tidings_webhook::Verdict;
 
+use crate::agents::Agent;
 use crate::daemon::Daemon;
 use crate::events::errors::{allowlist_removed, type_turned_off};
 use crate::state::now_ms;
@@ -57,6 +56,7 @@ enum Sent {
 pub async fn run(daemon: Daemon, hook: Arc<Hook>) {
     let mut wake = daemon.hub().wake_receiver(hook.event_type);
     let mut settings_rx = daemon.settings_receiver();
+    let agent = hook.owner.agent();
     loop {
         if hook.ended.is_cancelled() {
             return;
@@ -67,8 +67,8 @@ pub async fn run(daemon: Daemon, hook: Arc<Hook>) {
             return;
         }
         settings_rx.borrow_and_update();
-        let settings = daemon.settings_for_key(&hook.owner.key);
-        let sub = match allowed(&daemon, &hook, &settings) {
+        let settings = daemon.settings_for_agent(&agent);
+        let sub = match allowed(&daemon, &agent, &hook, &settings) {
             Ok(sub) => sub,
             Err(error) => {
                 daemon.webhooks().terminate(&hook, &error).await;
@@ -286,16 +286,14 @@ fn jitter(wait: Duration) -> Duration {
 
 /// Whether the subscription may still deliver under `settings`: its agent not denied, its
 /// destination still on the list, its type on and its senders allowed.
-fn allowed(daemon: &Daemon, hook: &Hook, settings: &Settings) -> Result<Subscription, ErrorData> {
-    if let AgentDecision::Denied(id) = daemon.settings_arc().agents.decision(&hook.owner.key) {
-        return Err(ErrorData::new(
-            rmcp::model::ErrorCode(codes::FORBIDDEN),
-            format!(
-                "{} is denied in Tidings; its webhook subscriptions ended",
-                hook.owner.name
-            ),
-            Some(json!({ data::REASON: reason::AGENT_DENIED, "agent": id })),
-        ));
+fn allowed(
+    daemon: &Daemon,
+    agent: &Agent,
+    hook: &Hook,
+    settings: &Settings,
+) -> Result<Subscription, ErrorData> {
+    if let Some(denied) = daemon.agent_denied(agent) {
+        return Err(denied);
     }
     if !settings.webhooks.allows(hook.url.origin()) {
         return Err(crate::webhooks::errors::destination_removed(
