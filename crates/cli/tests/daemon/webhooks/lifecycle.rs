@@ -35,11 +35,7 @@ fn a_restart_delivers_what_was_written_while_down_once() {
     let sentinel = writer.mail("dave@example.org");
     receiver.wait_event(&sentinel);
     written.push(sentinel);
-    let ids: Vec<String> = receiver
-        .events()
-        .iter()
-        .filter_map(|s| s.event_id().map(str::to_owned))
-        .collect();
+    let ids: Vec<String> = receiver.event_ids();
     assert_eq!(
         ids, written,
         "every event once, in order, across the restart"
@@ -166,4 +162,56 @@ fn one_key_subscribed_twice_at_once_is_one_subscription() {
         .filter(|s| s.event_id() == Some(first.as_str()))
         .count();
     assert_eq!(posts, 1, "posted once: {:?}", receiver.events().len());
+}
+
+#[test]
+fn denying_the_agent_terminates_its_subscriptions() {
+    let receiver = Receiver::plain(accepting());
+    let daemon = daemon_allowing(&[receiver.origin()]);
+    let mut agent = Agent::connect(&daemon);
+    agent.subscribed(&receiver.url(), SECRET_A);
+    let state = agent.webhooks();
+    let id = state["subscriptions"][0]["agent"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let status = agent.call("tidings/status", serde_json::json!({}));
+    let identity = status["result"]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{id} listed: {status}"))["identity"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The user denies this program in the file, as `tidings agents deny` writes it.
+    let denied = settings(&[receiver.origin()]).replace(
+        "[agents]\nnew = \"allow\"\n",
+        &format!(
+            "[agents]\nnew = \"allow\"\n\n[agents.known.{id}]\nidentity = \"{identity}\"\n\
+             access = \"deny\"\n"
+        ),
+    );
+    daemon.write_settings(&denied);
+    let seen = receiver.wait_until("a terminated envelope", |seen| {
+        seen.iter().any(|s| s.control() == Some("terminated"))
+    });
+    let terminated = seen
+        .iter()
+        .find(|s| s.control() == Some("terminated"))
+        .unwrap();
+    terminated.verify(SECRET_A);
+    let error = &terminated.json["error"];
+    assert_eq!(error["code"], -32024, "{error}");
+    assert_eq!(error["data"]["reason"], "agent_denied", "{error}");
+    assert_eq!(error["data"]["agent"], id.as_str(), "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("tidings agents allow {id}")),
+        "names the fix: {error}"
+    );
 }

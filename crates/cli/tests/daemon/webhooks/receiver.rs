@@ -223,6 +223,14 @@ impl Receiver {
             .collect()
     }
 
+    /// The `eventId` of each event received so far, in the order they came.
+    pub fn event_ids(&self) -> Vec<String> {
+        self.events()
+            .iter()
+            .filter_map(|s| s.event_id().map(str::to_owned))
+            .collect()
+    }
+
     /// Waits until `done` holds of the requests so far (within [`WAIT`]); returns them.
     pub fn wait_until(&self, what: &str, done: impl Fn(&[Seen]) -> bool) -> Vec<Seen> {
         let deadline = Instant::now() + WAIT;
