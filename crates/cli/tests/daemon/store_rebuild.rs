@@ -30,8 +30,15 @@ fn a_rebuilt_store_resends_active_truncated_and_keeps_delivering() {
         .unwrap()
         .rebuild(&daemon.home())
         .unwrap();
-    let gap = client.wait_for("active with truncated: true", mark, |f| {
-        is_note(f, "notifications/events/active", &id) && f["params"]["truncated"] == true
+    // The fixture removes the old file's -wal and -shm before the rename, under the daemon's
+    // reader: for a moment the old file can read without its last rows, which is a gap on
+    // the old file first (seen once in about three full runs here). The gap this test is
+    // about is the one onto the new file.
+    let old = first["params"]["cursor"].as_str().map(str::to_owned);
+    let gap = client.wait_for("active with truncated: true on the new file", mark, |f| {
+        is_note(f, "notifications/events/active", &id)
+            && f["params"]["truncated"] == true
+            && f["params"]["cursor"].as_str() != old.as_deref()
     });
     let fresh = gap["params"]["cursor"].as_str().expect("a fresh cursor");
     assert_ne!(
