@@ -57,6 +57,8 @@ pub enum AppEvent {
     Quit,
     /// Quit and start this executable again (`restart_app`).
     Restart,
+    /// Check the update feed now (the menu's "Check for Updates…", the window's Check Now).
+    CheckForUpdates,
 }
 
 /// Sends an [`AppEvent`] to the main thread from any thread.
@@ -247,6 +249,8 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
                     quit(control_flow, 0);
                     restart(&restart_args);
                 }
+                // Wired to the updater in its own commit.
+                AppEvent::CheckForUpdates => tracing::info!("update check asked for"),
             },
             // The launch check's timer, or any other wake-up.
             Event::NewEvents(_) => look_at_icon(&cx, &window, icon.as_mut()),

@@ -540,6 +540,7 @@ mod snippet;
 #[cfg(test)]
 mod tests;
 mod tokens;
+pub mod updates;
 #[cfg(test)]
 mod webhook_tests;
 mod webhooks;
