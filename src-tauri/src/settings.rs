@@ -6,11 +6,16 @@
 //! on Linux (no Mesa for a web view that composites without GDK's GL). Decisions:
 //! docs/decisions/app.md ("Two processes").
 //!
-//! Modules: `wire` (the bridge's messages, shared with the app).
+//! With `--updater check|install` it is instead the app's updater, with no window: Tauri's
+//! updater plugin runs in a Tauri program, and the tray process links none (`updater`).
+//!
+//! Modules: `wire` (the bridge's messages, shared with the app), `updater` (the update check
+//! and install).
 
 // No console window on Windows release builds (harmless elsewhere).
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod updater;
 mod wire;
 
 use std::collections::HashMap;
@@ -51,6 +56,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 fn main() -> std::process::ExitCode {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--updater") {
+        return updater::main(&args, context());
+    }
     if let Some(refusal) = started_by_hand() {
         return refusal;
     }
@@ -121,10 +130,15 @@ fn run(to_app: File) -> Result<(), Box<dyn std::error::Error>> {
                 .spawn(move || from_app(&app, &pending))?;
             Ok(())
         })
-        .build(tauri::generate_context!())?;
+        .build(context())?;
     // Closing the window is the last window closing: Tauri then exits, as it should.
     app.run(|_, _| {});
     Ok(())
+}
+
+/// The app's configuration and the window's page, built in (one copy for both uses).
+fn context() -> tauri::Context {
+    tauri::generate_context!()
 }
 
 /// Sends one of the page's calls to the app; its reply resolves it (`from_app`).

@@ -1,0 +1,98 @@
+//! Whether an update is signed by this copy's developer. macOS ties Full Disk Access to the
+//! app's code signature (its team and identifier): an update signed otherwise would install
+//! and then read nothing. So a check unpacks the archive's app, reads its signature through
+//! [`CodeSigning`] (`codesign` on macOS) and refuses one that differs. On Linux nothing is
+//! code-signed and there is no grant to keep; the tests run the same path with a signer
+//! standing in.
+
+use std::path::{Path, PathBuf};
+
+use tidings_platform::identity::{CodeSigning, Signing};
+use tidings_server::app::updates::FailReason;
+
+use super::failure::Failure;
+
+/// This copy's signature and the way to read another's.
+pub struct Developer {
+    this_copy: Option<Signing>,
+    signing: Box<dyn CodeSigning>,
+}
+
+impl Developer {
+    /// This running copy (its bundle on macOS), read through `signing`.
+    pub fn of_this_copy(signing: Box<dyn CodeSigning>) -> Developer {
+        let this_copy = running_bundle().and_then(|bundle| signing.signing(&bundle));
+        Developer { this_copy, signing }
+    }
+
+    /// A copy signed as `this_copy` says (the tests' stand-in for a signed Mac).
+    #[cfg(test)]
+    pub fn new(this_copy: Option<Signing>, signing: Box<dyn CodeSigning>) -> Developer {
+        Developer { this_copy, signing }
+    }
+
+    /// Who signed the app in `archive` (`TEAM:identifier`), refused unless it is this copy's
+    /// developer. `Ok(None)` when this copy is not code-signed: there is no grant to keep.
+    pub fn check_archive(&self, version: &str, archive: &[u8]) -> Result<Option<String>, Failure> {
+        let Some(ours) = &self.this_copy else {
+            return Ok(None);
+        };
+        let unpacked = tempfile::tempdir().map_err(|e| Failure::io(&std::env::temp_dir(), &e))?;
+        let app = unpack_app(archive, unpacked.path()).map_err(|e| {
+            Failure::new(
+                FailReason::Malformed,
+                format!("the archive of {version} holds no app: {e}"),
+            )
+        })?;
+        let theirs = self.signing.signing(&app);
+        match &theirs {
+            Some(theirs) if same_developer(ours, theirs) => Ok(Some(label(theirs))),
+            _ => Err(Failure::new(
+                FailReason::Identity,
+                format!(
+                    "{version} is signed by {}, this copy by {}: installing it would lose Full \
+                     Disk Access, so it was not kept",
+                    theirs.as_ref().map_or_else(|| "no one".to_owned(), label),
+                    label(ours)
+                ),
+            )),
+        }
+    }
+}
+
+/// The same team (present on both) and the same identifier: the designated requirement macOS
+/// keeps the grant under.
+pub fn same_developer(a: &Signing, b: &Signing) -> bool {
+    a.team.is_some() && a.team == b.team && a.identifier == b.identifier
+}
+
+/// `TEAM:identifier`, as the record and the doctor show it.
+pub fn label(signing: &Signing) -> String {
+    format!(
+        "{}:{}",
+        signing.team.as_deref().unwrap_or("no team"),
+        signing.identifier
+    )
+}
+
+/// The bundle this program runs from (`Tidings.app` on macOS), or the program itself.
+fn running_bundle() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    if cfg!(target_os = "macos") {
+        tauri_plugin_updater::extract_path_from_executable(&exe).ok()
+    } else {
+        Some(exe)
+    }
+}
+
+/// Unpacks a `.tar.gz` into `into` (the tar crate refuses paths that climb out) and returns
+/// its top-level `*.app` folder.
+fn unpack_app(archive: &[u8], into: &Path) -> std::io::Result<PathBuf> {
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+    tar.unpack(into)?;
+    std::fs::read_dir(into)?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.is_dir() && path.extension().is_some_and(|e| e == "app"))
+        .ok_or_else(|| std::io::Error::other("no top-level .app folder"))
+}
