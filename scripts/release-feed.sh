@@ -73,7 +73,7 @@ loopback='^http://(127\.0\.0\.1|localhost|\[::1\])(:[0-9]+)?/[^[:space:]]*$'
 [ -d "$(dirname "$out")" ] || die "--out $out: the folder $(dirname "$out") does not exist"
 
 ((${#platforms[@]})) || platforms=(darwin-aarch64 darwin-x86_64)
-platform_re='^(darwin|linux|windows)-(x86_64|aarch64|i686|armv7)(-[a-z]+)?$'
+platform_re='^(darwin|linux|windows)-(x86_64|aarch64|i686|armv7|riscv64)(-[a-z]+)?$'
 for p in "${platforms[@]}"; do
   [[ $p =~ $platform_re ]] ||
     die "--platform '$p' is not an updater platform key such as darwin-aarch64 or linux-x86_64 (OS-ARCH)"
