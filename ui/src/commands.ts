@@ -43,6 +43,8 @@ export const COMMANDS = [
   "remove_destination",
   "answer_destination",
   "end_webhook",
+  "set_update_check",
+  "check_for_updates",
 ] as const;
 
 /** One command name. */

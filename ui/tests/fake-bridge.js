@@ -32,6 +32,7 @@ export function installFakeBridge(seed) {
   data.settings.newAgents ??= "ask";
   data.settings.agentGrants ??= [];
   data.settings.agentTokens ??= [];
+  data.settings.updates ??= { check: true, current: "0.1.0", last: null, checkedAtMs: null };
   data.state.agents ??= [];
   data.state.webhooks ??= { destinations: [], subscriptions: [], asks: [] };
   const calls = [];
@@ -422,6 +423,24 @@ export function installFakeBridge(seed) {
       if (!k) return fail(`unknown notification \`${kind}\`; use first_subscription, full_disk_access, store_rebuilt or settings_rejected`);
       k.enabled = Boolean(enabled);
       return settingsChanged();
+    },
+    set_update_check: ({ on }) => {
+      if (typeof on !== "boolean") return fail("bad arguments to `set_update_check`: invalid type, expected a boolean");
+      // A settings file that cannot be written (data.saveError, set by a test).
+      if (data.saveError) return fail(data.saveError);
+      data.settings.updates.check = on;
+      return settingsChanged();
+    },
+    // The app checks on its main thread and answers at once; the check's record arrives
+    // with settings-changed, here on the next turn (window.__fake.nextCheck says what it found).
+    check_for_updates: () => {
+      setTimeout(() => {
+        const u = data.settings.updates;
+        u.last = window.__fake.nextCheck ?? `Tidings ${u.current} is up to date.`;
+        u.checkedAtMs = Date.now();
+        settingsChanged();
+      }, 0);
+      return null;
     },
     // The panes and the restart only leave a record (window.__fake.calls).
     open_full_disk_access: () => null,

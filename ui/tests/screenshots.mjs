@@ -4,7 +4,9 @@
 // the fake bridge seeded with the captured demo State, a few realistic clients and the
 // fake's demo Contacts (people and groups in the allowlists, one card since deleted), three
 // agents in Clients (tests/agents.mjs) and, as agents-ask, a program's question above it;
-// webhooks (tests/webhooks.mjs) and, as webhooks-ask, an agent's question about a destination. Run by `make screenshots`; the PNGs are committed.
+// webhooks (tests/webhooks.mjs) and, as webhooks-ask, an agent's question about a destination;
+// and, as advanced-updates, Advanced scrolled to the update check with an update ready. Run
+// by `make screenshots`; the PNGs are committed.
 // SCREENSHOTS_DIR=DIR writes them there instead (to compare with the committed ones).
 
 import { mkdirSync, readFileSync } from "node:fs";
@@ -53,6 +55,8 @@ function seed() {
   webhooksSeed(s);
   s.state.webhooks.asks = [];
   s.settings.asks = [];
+  // A real install checks daily (the demo never does); the last check found nothing newer.
+  s.settings.updates = { check: true, current: "0.1.0", last: "Tidings 0.1.0 is up to date.", checkedAtMs: s.state.clients[0].connectedSinceMs - 3 * 3_600_000 };
   Object.assign(s.state.agents.find((a) => a.id === SCRIPT), { access: "new", asking: null });
   return s;
 }
@@ -162,6 +166,17 @@ try {
       Object.assign(asking.state.agents.find((a) => a.id === SCRIPT), { access: "asking", asking: "mail.received" });
       const { page, context } = await openUi(browser, server.url, { seed: asking, hash: "clients", colorScheme });
       const file = join(out, `agents-ask-${colorScheme}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await context.close();
+    }
+    // Advanced at the update check: an update downloaded and checked, waiting to install.
+    {
+      const ready = seed();
+      ready.settings.updates.last = "Tidings 0.2.0 is ready to install.";
+      const { page, context } = await openUi(browser, server.url, { seed: ready, hash: "advanced", colorScheme });
+      await scrollTo(page, "[data-testid=update-msg]");
+      const file = join(out, `advanced-updates-${colorScheme}.png`);
       await page.screenshot({ path: file });
       console.log(file);
       await context.close();

@@ -55,6 +55,8 @@ pub const COMMANDS: &[&str] = &[
     "remove_destination",
     "answer_destination",
     "end_webhook",
+    "set_update_check",
+    "check_for_updates",
 ];
 
 /// What a failed command rejects with.
@@ -212,6 +214,7 @@ pub async fn dispatch(cx: &Context, command: &str, args: Value) -> Result<Value,
         "allow_destination" | "remove_destination" | "answer_destination" | "end_webhook" => {
             webhooks(handle, command, args).await
         }
+        "set_update_check" | "check_for_updates" => updates(cx, command, args).await,
         // A name added to COMMANDS without its arm: the page hears it, nothing panics.
         _ => Err(CommandError::from(format!(
             "`{command}` is listed in commands.json but the app has no code for it"
@@ -233,6 +236,25 @@ async fn open_pane(command: &str) -> Result<Value, CommandError> {
     })
     .await??;
     Ok(Value::Null)
+}
+
+/// The update check: the daily switch (`[updates] check`), and Check Now, which is the main
+/// thread's (the updater runs there, as for the menu's "Check for Updates…"); the check's
+/// outcome reaches the window in the `SettingsView` of the next `settings-changed`.
+async fn updates(cx: &Context, command: &str, args: Value) -> Result<Value, CommandError> {
+    match command {
+        "set_update_check" => {
+            let a: On = parse(command, args)?;
+            reply(app::set_update_check(&cx.handle, a.on).await?)
+        }
+        "check_for_updates" => {
+            cx.main.send(AppEvent::CheckForUpdates);
+            Ok(Value::Null)
+        }
+        _ => Err(CommandError::from(format!(
+            "`{command}` is not one of the update check's commands"
+        ))),
+    }
 }
 
 /// The sender picker and the people switches: Contacts and recent senders, for the person at
@@ -462,6 +484,12 @@ struct Http {
 #[serde(deny_unknown_fields)]
 struct Switch {
     enabled: bool,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct On {
+    on: bool,
 }
 
 #[derive(serde::Deserialize)]

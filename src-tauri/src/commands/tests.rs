@@ -139,6 +139,43 @@ async fn restart_asks_the_main_thread_when_no_login_item_started_the_app() {
     stop(cx).await;
 }
 
+/// The window's Check Now asks the main thread (where the updater runs); the daily switch
+/// is saved in `[updates]`.
+#[tokio::test]
+async fn check_now_asks_the_main_thread_and_the_switch_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let cx = context_with(
+        dir.path(),
+        Proxy::new(move |event| {
+            let _ = tx.send(event);
+        }),
+    );
+    assert_eq!(
+        dispatch(&cx, "check_for_updates", Value::Null)
+            .await
+            .unwrap(),
+        Value::Null
+    );
+    assert!(matches!(rx.try_recv(), Ok(AppEvent::CheckForUpdates)));
+
+    assert!(
+        !cx.handle.settings().updates.check,
+        "the demo never calls out"
+    );
+    let view = dispatch(&cx, "set_update_check", json!({ "on": true }))
+        .await
+        .unwrap();
+    assert_eq!(view["updates"]["check"], json!(true), "{view}");
+    assert!(cx.handle.settings().updates.check);
+    let wrong = message(dispatch(&cx, "set_update_check", json!({ "enabled": true })).await);
+    assert!(
+        wrong.contains("bad arguments to `set_update_check`"),
+        "{wrong}"
+    );
+    stop(cx).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_picker_finds_people_groups_and_recent_senders_and_adds_them() {
     let dir = tempfile::tempdir().unwrap();

@@ -532,7 +532,11 @@ agentGrants: Array<AgentGrantView>,
 /**
  * The agents' own HTTP tokens (names and dates, never the tokens).
  */
-agentTokens: Array<AgentTokenView>, };
+agentTokens: Array<AgentTokenView>,
+/**
+ * The update check: its switch, this copy's version, the last check.
+ */
+updates: UpdatesView, };
 
 /**
  * One event type's settings, with its allowlist in words.
@@ -755,6 +759,28 @@ grant: TypeGrantView, };
  * them).
  */
 export type TypeGrantView = "every" | "none" | { "senders": Array<string> };
+
+/**
+ * The update check, as the Advanced section shows it.
+ */
+export type UpdatesView = {
+/**
+ * Whether the app checks once a day (`[updates] check`).
+ */
+check: boolean,
+/**
+ * This copy's version.
+ */
+current: string,
+/**
+ * The last check in one line ("Tidings 0.2.0 is ready to install."); `None` before the
+ * first.
+ */
+last: string | null,
+/**
+ * When the last check ended (ms since the Unix epoch).
+ */
+checkedAtMs: number | null, };
 
 /**
  * One card found by [`search_people`].

@@ -1,5 +1,6 @@
 // Advanced: the loopback HTTP endpoint (on/off, port, the bearer token shown, copied or
-// rotated, and the agents' own tokens), notifications (a master switch and one per kind) and start at login.
+// rotated, and the agents' own tokens), notifications (a master switch and one per kind),
+// start at login and updates (`./updates`).
 
 import { call, messageOf } from "../bridge";
 import type { Ctx, Model, Section } from "../context";
@@ -7,6 +8,7 @@ import { h, setText, uid } from "../dom";
 import { copyText } from "../copy";
 import { notificationLabel } from "../format";
 import { agentTokens } from "./agent-tokens";
+import { updatesGroup } from "./updates";
 import type { NotificationKind, SettingsView } from "../model";
 
 /** Ports below 1024 need root; the endpoint never asks for them. */
@@ -160,6 +162,8 @@ export function advancedSection(ctx: Ctx): Section {
     }
   });
 
+  const updates = updatesGroup(ctx);
+
   const panel = h(
     "section",
     {},
@@ -201,6 +205,8 @@ export function advancedSection(ctx: Ctx): Section {
       loginText,
       approve,
     ),
+    h("h3", { text: "Updates" }),
+    updates.el,
   );
 
   return {
@@ -226,6 +232,7 @@ export function advancedSection(ctx: Ctx): Section {
       approve.hidden = s.startAtLogin.state !== "requiresApproval";
       login.checked = s.startAtLogin.state === "enabled";
       setText(loginText, s.startAtLogin.text);
+      updates.update(s);
     },
   };
 }

@@ -169,6 +169,11 @@ listen = \"127.0.0.1:3917\"
                 "notifications off",
                 Box::new(|s| s.notifications.enabled = false),
             ),
+            ("update checks off", Box::new(|s| s.updates.check = false)),
+            (
+                "update checks on again",
+                Box::new(|s| s.updates.check = true),
+            ),
             (
                 "a channel preset",
                 Box::new(|s| {

@@ -69,6 +69,8 @@ const KEYS: &[&str] = &[
     "full_disk_access",
     "store_rebuilt",
     "settings_rejected",
+    "updates",
+    "check",
 ];
 
 impl SettingsError {

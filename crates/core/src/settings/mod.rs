@@ -49,6 +49,8 @@ pub struct Settings {
     pub notifications: NotificationSettings,
     /// Each agent's grant, and what a new one gets (`[agents]`).
     pub agents: AgentsSettings,
+    /// The app's daily check for a newer version (`[updates]`).
+    pub updates: UpdateSettings,
     /// Where webhooks may post events (`[webhooks]`): the user's list of destinations.
     #[serde(skip_serializing_if = "WebhookSettings::is_empty")]
     pub webhooks: WebhookSettings,
@@ -148,6 +150,22 @@ impl NotificationSettings {
             NotificationKind::SettingsRejected => &mut self.settings_rejected,
             NotificationKind::AgentAsks => &mut self.agent_asks,
         }
+    }
+}
+
+/// The app's update check (docs/decisions/updates.md). On by default: the check sends only
+/// this copy's version and the Mac's architecture, so it is not a widening edit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UpdateSettings {
+    /// Whether the app asks the release feed once a day for a newer version (the menu's
+    /// "Check for Updates…" asks whatever this says).
+    pub check: bool,
+}
+
+impl Default for UpdateSettings {
+    fn default() -> UpdateSettings {
+        UpdateSettings { check: true }
     }
 }
 
@@ -370,6 +388,21 @@ mod tests {
                 .iter()
                 .all(|k| !s.notifications.allows(*k))
         );
+    }
+
+    #[test]
+    fn update_checks_default_on_and_round_trip() {
+        let s = Settings::parse("", Path::new("s")).unwrap();
+        assert!(s.updates.check);
+        let s = Settings::parse("[updates]\ncheck = false\n", Path::new("s")).unwrap();
+        assert!(!s.updates.check);
+        let text = toml::to_string(&s).unwrap();
+        assert!(text.contains("[updates]\ncheck = false"), "{text}");
+        let err = Settings::parse("[updates]\nchannel = \"beta\"\n", Path::new("s"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `channel`"), "{err}");
+        assert!(Settings::parse("[updates]\ncheck = \"daily\"\n", Path::new("s")).is_err());
     }
 
     #[test]

@@ -18,9 +18,10 @@ impl Settings {
     /// `categories` likewise (emptied is every category); its `backfill_days` is raised or set
     /// to 0 (the guard off); names from Contacts are turned on (`contact_names`); the endpoint
     /// moves (`listen`)
-    /// or allows a browser origin it did not; a webhook destination is added. Channel presets and notification switches
-    /// never widen through the daemon: the channel reads its preset from the file when it
-    /// starts, and notifications reach the user only.
+    /// or allows a browser origin it did not; a webhook destination is added. Channel presets,
+    /// notification switches and the update check never widen through the daemon: the
+    /// channel reads its preset from the file when it starts, notifications reach the user
+    /// only, and the update check sends no agent anything.
     pub fn widens(&self, applied: &Settings) -> bool {
         let Settings {
             mail,
@@ -28,6 +29,8 @@ impl Settings {
             http,
             channel: _,
             notifications: _,
+            // The update check sends only this copy's version and the architecture.
+            updates: _,
             // Loaded by the daemon, not edited by hand: a people entry that gains a handle
             // widens by the user's own edit in Contacts.
             contacts: _,
@@ -314,6 +317,7 @@ allowed_origins = [\"http://localhost:5173\"]
                     *s.notifications.switch_mut(NotificationKind::StoreRebuilt) = false;
                 }),
             ),
+            ("update checks off", changed(|s| s.updates.check = false)),
             (
                 "a channel preset",
                 changed(|s| {

@@ -67,6 +67,8 @@ pub struct SettingsView {
     pub agent_grants: Vec<AgentGrantView>,
     /// The agents' own HTTP tokens (names and dates, never the tokens).
     pub agent_tokens: Vec<AgentTokenView>,
+    /// The update check: its switch, this copy's version, the last check.
+    pub updates: UpdatesView,
 }
 
 /// Start at login, as the window and the menu show it.
@@ -331,6 +333,7 @@ fn settings_view_with(handle: &Handle, token: Option<String>, login: LoginView) 
         new_agents: settings.agents.new,
         agent_grants: agents::grant_views(&settings.agents),
         agent_tokens: tokens::token_views(handle),
+        updates: update_view::updates_view(handle, settings.updates.check),
     }
 }
 
@@ -540,6 +543,7 @@ mod snippet;
 #[cfg(test)]
 mod tests;
 mod tokens;
+mod update_view;
 pub mod updates;
 #[cfg(test)]
 mod webhook_tests;
@@ -549,3 +553,4 @@ pub use login_item::{
     login_view, login_view_blocking, restart_through_login_item, set_start_at_login,
 };
 pub use snippet::connect_snippet;
+pub use update_view::{CURRENT_VERSION, UpdatesView, set_update_check};

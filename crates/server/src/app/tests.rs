@@ -84,6 +84,12 @@ fn sample_view() -> SettingsView {
             name: "my-script".into(),
             created_ms: 2,
         }],
+        updates: UpdatesView {
+            check: true,
+            current: "0.1.0".into(),
+            last: Some("Tidings 0.1.0 is up to date.".into()),
+            checked_at_ms: Some(3),
+        },
     }
 }
 
@@ -130,8 +136,14 @@ fn the_view_has_exactly_the_contract_keys() {
             "notifications",
             "pausedUntilMs",
             "startAtLogin",
-            "types"
+            "types",
+            "updates"
         ]
+    );
+    assert_eq!(
+        v["updates"],
+        serde_json::json!({"check": true, "current": "0.1.0",
+            "last": "Tidings 0.1.0 is up to date.", "checkedAtMs": 3})
     );
     assert_eq!(keys(&v["startAtLogin"]), ["state", "text"]);
     assert_eq!(

@@ -44,7 +44,8 @@ pub const DEMO_REGION: &str = "US";
 const VARIETY_SEED: u64 = 42;
 
 /// The demo settings: both types on, allowlisted to the reserved example domains (with their
-/// subdomains) and the reserved phone range +1 202 555 0100 to 0199. Checked by a unit test.
+/// subdomains) and the reserved phone range +1 202 555 0100 to 0199, no update check.
+/// Checked by a unit test.
 pub const DEMO_SETTINGS: &str = r#"# Tidings demo settings. Edit and save: the running daemon applies a change within a
 # second, or after five when it widens what agents see (docs/security.md).
 # Only senders on an allowlist can ever reach a client; the demo allows the reserved
@@ -68,6 +69,10 @@ contact_names = true
 # them.
 [agents]
 new = "allow"
+
+# The demo never calls out: no daily check for a newer version.
+[updates]
+check = false
 "#;
 
 /// Why demo mode could not start. Messages name the path. (A lever that cannot act says so
@@ -307,6 +312,7 @@ mod tests {
             assert!(allow.iter().any(|a| a.contains("example.net")), "{allow:?}");
             assert!(allow.iter().any(|a| a.contains("+120255501")), "{allow:?}");
         }
+        assert!(!s.updates.check, "the demo never calls out");
     }
 
     #[test]

@@ -247,6 +247,8 @@ fn pin(state: &mut State, activity: &mut [Delivery], settings: &mut app::Setting
         &format!("\"{}\"", shim.display()),
         &format!("\"{APP_SHIM}\""),
     );
+    // The build's version, as the engine's is.
+    settings.updates.current = VERSION.to_owned();
     // The login item as a Mac without it has it (this machine's may be on).
     settings.start_at_login = LoginView {
         state: "disabled",

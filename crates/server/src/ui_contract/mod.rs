@@ -93,7 +93,7 @@ fn render_types() -> String {
     use crate::app::{
         AgentGrantView, AgentTokenView, AgentTypeView, AllowCheck, AllowEntryView, AskView,
         ContactsView, CreatedToken, GroupHit, HttpView, LoginView, NotificationSwitch, PersonHit,
-        RecentSenderView, SettingsView, TypeGrantView, TypeView,
+        RecentSenderView, SettingsView, TypeGrantView, TypeView, UpdatesView,
     };
     use crate::clients::Delivery;
     use crate::state::{
@@ -154,7 +154,8 @@ fn render_types() -> String {
         .add::<AgentTokenView>()
         .add::<CreatedToken>()
         .add::<AgentTypeView>()
-        .add::<TypeGrantView>();
+        .add::<TypeGrantView>()
+        .add::<UpdatesView>();
     // The sender picker: `search_people`, `list_groups`, `recent_senders`.
     d.add::<PersonHit>()
         .add::<GroupHit>()
