@@ -28,6 +28,8 @@
 //!   by its signature (`codesign` through the [`CommandRunner`]); [`default_identifier`] picks.
 //! - [`notifier`]: [`Notifier`], desktop notifications: `DesktopNotifier` (notify-rust, feature
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
+//! - [`install`]: how this copy was installed ([`InstallSource`]: a Homebrew cask updates
+//!   through `brew upgrade`) and the `.app` it runs from, whose signature an update must share.
 //! - [`panes`]: opening System Settings at the Full Disk Access or Login Items pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
 //! - [`locale`]: the user's locale (`en_US`), from macOS's `AppleLocale` or the Linux locale
@@ -61,6 +63,7 @@ pub mod error;
 pub mod files;
 pub mod hosts;
 pub mod identity;
+pub mod install;
 pub mod keychain;
 pub mod launcher;
 pub mod locale;
@@ -77,7 +80,8 @@ pub use command::{
 };
 pub use error::{CommandError, LauncherError, LoginError, PathError};
 pub use hosts::{Format, Host, Launch, Mode, ServerEnv};
-pub use identity::{AgentIdentity, Identifier, agent_id, default_identifier};
+pub use identity::{AgentIdentity, Identifier, LabelError, Signing, agent_id, default_identifier};
+pub use install::{InstallSource, install_source};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};
