@@ -26,6 +26,9 @@
 //!   the shim, shells and launchers to its program (an interpreter by its script), read from
 //!   `/proc` on Linux and through libc on macOS, where a program signed with a team is known
 //!   by its signature (`codesign` through the [`CommandRunner`]); [`default_identifier`] picks.
+//!   A signature's label, `TEAMID:identifier` ([`Signing::label`]), and whether two come from
+//!   the same developer ([`Signing::same_developer`]) decide whether an update keeps Full Disk
+//!   Access.
 //! - [`notifier`]: [`Notifier`], desktop notifications: `DesktopNotifier` (notify-rust, feature
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
 //! - [`install`]: how this copy was installed ([`InstallSource`]: a Homebrew cask updates
