@@ -26,8 +26,13 @@
 //!   the shim, shells and launchers to its program (an interpreter by its script), read from
 //!   `/proc` on Linux and through libc on macOS, where a program signed with a team is known
 //!   by its signature (`codesign` through the [`CommandRunner`]); [`default_identifier`] picks.
+//!   A signature's label, `TEAMID:identifier` ([`Signing::label`]), and whether two come from
+//!   the same developer ([`Signing::same_developer`]) decide whether an update keeps Full Disk
+//!   Access.
 //! - [`notifier`]: [`Notifier`], desktop notifications: `DesktopNotifier` (notify-rust, feature
 //!   `desktop-notifications`, which the daemon turns on) and [`RecordingNotifier`] for tests.
+//! - [`install`]: how this copy was installed ([`InstallSource`]: a Homebrew cask updates
+//!   through `brew upgrade`) and the `.app` it runs from, whose signature an update must share.
 //! - [`panes`]: opening System Settings at the Full Disk Access or Login Items pane through the
 //!   [`CommandRunner`] (`open` on macOS, `xdg-open` as the Linux twin).
 //! - [`locale`]: the user's locale (`en_US`), from macOS's `AppleLocale` or the Linux locale
@@ -61,6 +66,7 @@ pub mod error;
 pub mod files;
 pub mod hosts;
 pub mod identity;
+pub mod install;
 pub mod keychain;
 pub mod launcher;
 pub mod locale;
@@ -77,7 +83,8 @@ pub use command::{
 };
 pub use error::{CommandError, LauncherError, LoginError, PathError};
 pub use hosts::{Format, Host, Launch, Mode, ServerEnv};
-pub use identity::{AgentIdentity, Identifier, agent_id, default_identifier};
+pub use identity::{AgentIdentity, Identifier, LabelError, Signing, agent_id, default_identifier};
+pub use install::{InstallSource, install_source};
 pub use keychain::{Keychain, KeychainError, KeyringKeychain};
 pub use launcher::{Launchd, Launcher, NoLauncher, StartRequest, default_launcher};
 pub use login::{LoginItem, LoginState, LoginStatus, Mechanism, Plan};

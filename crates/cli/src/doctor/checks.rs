@@ -1,6 +1,7 @@
 //! The doctor's checks, pure functions of the [`Findings`]: the daemon and its socket
 //! directory, each store and Full Disk Access, the settings file, the HTTP endpoint, the
-//! login item and each configured client, each with its one-line fix.
+//! login item and each configured client, each with its one-line fix; then the update checks
+//! (`updates`).
 
 use tidings_connect::Verification;
 use tidings_core::{EventType, StoreError};
@@ -24,6 +25,7 @@ pub fn checks(f: &Findings) -> Vec<Check> {
     checks.push(http_check(f));
     checks.push(login_check(&f.login));
     checks.extend(client_checks(&f.clients));
+    checks.extend(super::updates::update_checks(f));
     checks
 }
 

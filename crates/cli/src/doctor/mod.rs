@@ -1,6 +1,8 @@
 //! `tidings doctor [--report] [--json]`: every check a person (or a bug report) needs, each
 //! with a one-line fix on failure: the daemon and its socket, each store and Full Disk Access,
-//! the settings file, the HTTP endpoint. Exits non-zero when any check fails.
+//! the settings file, the HTTP endpoint, this copy's version, the last check for updates and
+//! whether Full Disk Access carries over to the update waiting. Exits non-zero when any check
+//! fails.
 //!
 //! The store checks prefer the daemon's view: on macOS the grant that counts is the one of
 //! the process that reads (Tidings.app), not this one (Terminal). Without a daemon, this
@@ -11,7 +13,8 @@
 //! states and a settings summary in counts.
 //!
 //! Here: gathering the [`Findings`] (the only part that does I/O) and `run`; `checks`: the
-//! checks, pure functions of the findings; `report`: what is printed, and the bug report.
+//! checks, pure functions of the findings; `updates`: the update checks (version, updates,
+//! grant); `report`: what is printed, and the bug report.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,9 +24,11 @@ use serde_json::{Value, json};
 use tidings_connect::{self as connect, Verification};
 use tidings_core::settings::SettingsError;
 use tidings_core::{Engine, EventType, Limits, Settings, StoreError, StorePaths};
-use tidings_platform::{Host, Mode};
+use tidings_platform::identity::{CodeSigning, Codesign};
+use tidings_platform::{Host, InstallSource, Mode};
 use tidings_protocol::{fields, meta, methods};
 use tidings_server::app::LoginView;
+use tidings_server::app::updates::{LastCheck, read_last_check, updates_dir};
 use tidings_server::state::{HttpEndpointState, State};
 
 use super::args::DoctorArgs;
@@ -34,9 +39,11 @@ mod checks;
 mod report;
 #[cfg(test)]
 mod tests;
+mod updates;
 
 pub use checks::checks;
 pub use report::{render, report};
+pub use updates::OwnSigning;
 
 /// How long the daemon gets to answer `tidings/status`.
 const STATUS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -123,6 +130,15 @@ pub struct Findings {
     /// Each MCP client configured for Tidings (`tidings connect`), and what running its
     /// configured command and completing a handshake gave; or why its config is unreadable.
     pub clients: Vec<(&'static str, Result<Verification, String>)>,
+    /// The app's last check for updates (`updates/last-check.json` beside the settings file):
+    /// `None` when none has run, or why it cannot be read.
+    pub last_check: Result<Option<LastCheck>, String>,
+    /// How this copy was installed (a Homebrew copy updates through `brew upgrade`).
+    pub install: InstallSource,
+    /// Who signed this copy (the running Tidings.app), for the grant check.
+    pub own_signing: OwnSigning,
+    /// Now, in ms since the Unix epoch: how long ago the last check was.
+    pub now_ms: u64,
 }
 
 /// Runs `doctor`: prints the checks (and the report), Err when any failed.
@@ -212,6 +228,29 @@ async fn gather(home: &Path, settings_path: &Path, socket: &Path) -> Findings {
         http_reachable,
         login: tidings_server::app::login_view_blocking().await,
         clients: clients().await,
+        last_check: read_last_check(&updates_dir(settings_path)).map_err(|e| e.to_string()),
+        install: tidings_platform::install_source(),
+        own_signing: own_signing(),
+        now_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+    }
+}
+
+/// Who signed the Tidings.app this process runs from (`codesign` on the bundle, whose
+/// signature Full Disk Access is granted to); nothing is code-signed off macOS.
+fn own_signing() -> OwnSigning {
+    if !cfg!(target_os = "macos") {
+        return OwnSigning::NotHere;
+    }
+    let Some(bundle) = tidings_platform::install::current_app_bundle() else {
+        return OwnSigning::Unknown(
+            "this copy does not run from inside Tidings.app (a development build?)".to_owned(),
+        );
+    };
+    match Codesign::new(tidings_platform::SystemRunner).signing(&bundle) {
+        Some(signing) => OwnSigning::Signed(signing),
+        None => OwnSigning::Unknown(format!("{} is not code-signed", bundle.display())),
     }
 }
 

@@ -90,6 +90,47 @@ pub fn report(home: &Path, f: &Findings, runner: &dyn tidings_platform::CommandR
         "stores": stores,
         "settings": settings,
         "daemon": daemon,
+        "updates": updates_summary(f),
+    })
+}
+
+/// The last check for updates in words that carry nothing of this machine: the outcome, why
+/// it failed (the reason, not the message, which may name a path), the versions, whether
+/// Homebrew installed this copy and who signed it and the update waiting.
+fn updates_summary(f: &Findings) -> Value {
+    use tidings_server::app::updates::Outcome as Check;
+    let last = match &f.last_check {
+        Ok(Some(c)) => {
+            let (outcome, reason) = match &c.outcome {
+                Check::UpToDate { .. } => ("upToDate", None),
+                Check::Ready(_) => ("ready", None),
+                Check::Older { .. } => ("older", None),
+                Check::Failed { reason, .. } => ("failed", Some(*reason)),
+            };
+            let signed_by = match &c.outcome {
+                Check::Ready(staged) => staged.signed_by.clone(),
+                _ => None,
+            };
+            json!({
+                "outcome": outcome,
+                "reason": reason,
+                "checkedBy": c.current,
+                "newest": c.outcome.newest(),
+                "signedBy": signed_by,
+            })
+        }
+        Ok(None) => Value::Null,
+        Err(_) => json!("unreadable"),
+    };
+    let own = match &f.own_signing {
+        super::OwnSigning::NotHere => json!("not code-signed here"),
+        super::OwnSigning::Unknown(_) => json!("unknown"),
+        super::OwnSigning::Signed(s) => json!(s.label().unwrap_or_else(|| "ad hoc".to_owned())),
+    };
+    json!({
+        "lastCheck": last,
+        "homebrew": f.install.is_homebrew(),
+        "signedBy": own,
     })
 }
 

@@ -6,6 +6,7 @@
 //! The walk and every parser are shared by both OSes and tested on Linux; only the libc calls
 //! that read a macOS process (`DarwinTable`) and [`default_identifier`] are picked by `cfg`.
 
+mod label;
 mod linux;
 mod macos;
 mod script;
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+pub use label::{LabelError, MAX_LABEL_BYTES};
 pub use linux::{NoCodeSigning, ProcFsTable};
 #[cfg(target_os = "macos")]
 pub use macos::DarwinTable;
@@ -152,7 +154,8 @@ pub trait CodeSigning: Send + Sync {
     fn signing(&self, program: &Path) -> Option<Signing>;
 }
 
-/// What a code signature says.
+/// What a code signature says. Its label (`TEAMID:identifier`) and whether two come from
+/// the same developer are in `label`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signing {
     /// The signing identifier (`com.anthropic.claude-code`).

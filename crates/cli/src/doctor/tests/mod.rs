@@ -1,4 +1,5 @@
-//! Tests of the checks and their rendering, on findings made up in place of a machine.
+//! Tests of the checks and their rendering, on findings made up in place of a machine; the
+//! update checks (version, updates, grant) in `updates`.
 
 use std::path::PathBuf;
 
@@ -6,6 +7,11 @@ use tidings_server::state::{FullDiskAccess, SettingsFileState};
 
 use super::checks::{access_check, store_check};
 use super::*;
+
+mod updates;
+
+/// "Now" in the findings: 2025-01-01, so a check made an hour earlier reads "1 h ago".
+const NOW_MS: u64 = 1_735_689_600_000;
 
 fn findings(daemon: Result<State, String>, local: Vec<Result<(), StoreError>>) -> Findings {
     Findings {
@@ -25,6 +31,10 @@ fn findings(daemon: Result<State, String>, local: Vec<Result<(), StoreError>>) -
             stores_read: 1,
             problem: None,
         },
+        last_check: Ok(None),
+        install: InstallSource::Direct,
+        own_signing: OwnSigning::NotHere,
+        now_ms: NOW_MS,
     }
 }
 
@@ -162,10 +172,10 @@ fn a_missing_store_fails_only_for_a_type_that_is_on() {
     assert_eq!(c.outcome, Outcome::Fail, "{c:?}");
 }
 
-#[test]
-fn a_stale_grant_says_to_re_add_tidings() {
-    let state = State {
-        version: "2".into(),
+/// A daemon's state at `version`, everything else quiet.
+fn state(version: &str) -> State {
+    State {
+        version: version.into(),
         socket: None,
         connections: 1,
         streams: 0,
@@ -176,11 +186,17 @@ fn a_stale_grant_says_to_re_add_tidings() {
         agents: vec![],
         new_agents: tidings_core::settings::NewAgents::Ask,
         paused_until_ms: None,
-        full_disk_access: FullDiskAccess::Stale {
-            last_granted: "1".into(),
-        },
+        full_disk_access: FullDiskAccess::Granted,
         contacts: tidings_server::state::ContactsState::default(),
         webhooks: tidings_server::state::WebhooksState::default(),
+    }
+}
+
+#[test]
+fn a_stale_grant_says_to_re_add_tidings() {
+    let mut state = state("2");
+    state.full_disk_access = FullDiskAccess::Stale {
+        last_granted: "1".into(),
     };
     let c = access_check(&findings(Ok(state), vec![Ok(()), Ok(())]));
     assert_eq!(c.outcome, Outcome::Fail);
