@@ -7,6 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use tidings_platform::install::current_app_bundle;
+
 use tidings_platform::identity::{CodeSigning, Signing};
 use tidings_server::app::updates::FailReason;
 
@@ -21,7 +23,7 @@ pub struct Developer {
 impl Developer {
     /// This running copy (its bundle on macOS), read through `signing`.
     pub fn of_this_copy(signing: Box<dyn CodeSigning>) -> Developer {
-        let this_copy = running_bundle().and_then(|bundle| signing.signing(&bundle));
+        let this_copy = current_app_bundle().and_then(|bundle| signing.signing(&bundle));
         Developer { this_copy, signing }
     }
 
@@ -46,43 +48,27 @@ impl Developer {
         })?;
         let theirs = self.signing.signing(&app);
         match &theirs {
-            Some(theirs) if same_developer(ours, theirs) => Ok(Some(label(theirs))),
+            Some(theirs) if ours.same_developer(theirs) => Ok(theirs.label()),
             _ => Err(Failure::new(
                 FailReason::Identity,
                 format!(
                     "{version} is signed by {}, this copy by {}: installing it would lose Full \
                      Disk Access, so it was not kept",
-                    theirs.as_ref().map_or_else(|| "no one".to_owned(), label),
-                    label(ours)
+                    theirs
+                        .as_ref()
+                        .map_or_else(|| "no one".to_owned(), described),
+                    described(ours)
                 ),
             )),
         }
     }
 }
 
-/// The same team (present on both) and the same identifier: the designated requirement macOS
-/// keeps the grant under.
-pub fn same_developer(a: &Signing, b: &Signing) -> bool {
-    a.team.is_some() && a.team == b.team && a.identifier == b.identifier
-}
-
-/// `TEAM:identifier`, as the record and the doctor show it.
-pub fn label(signing: &Signing) -> String {
-    format!(
-        "{}:{}",
-        signing.team.as_deref().unwrap_or("no team"),
-        signing.identifier
-    )
-}
-
-/// The bundle this program runs from (`Tidings.app` on macOS), or the program itself.
-fn running_bundle() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    if cfg!(target_os = "macos") {
-        tauri_plugin_updater::extract_path_from_executable(&exe).ok()
-    } else {
-        Some(exe)
-    }
+/// A signature as the refusal names it: its label, or its identifier without a team.
+fn described(signing: &Signing) -> String {
+    signing
+        .label()
+        .unwrap_or_else(|| format!("{} (no team)", signing.identifier))
 }
 
 /// Unpacks a `.tar.gz` into `into` (the tar crate refuses paths that climb out) and returns
