@@ -69,6 +69,14 @@ fn updates_check(f: &Findings) -> Check {
             )
             .fix("Remove that file; the next check writes it again");
         }
+        Ok(None) if matches!(&f.settings, Ok(s) if !s.updates.check) => {
+            return Check::new(
+                name,
+                Outcome::Skip,
+                "no check for updates has run, and the daily check is off ([updates] check = false)",
+            )
+            .fix(check_now);
+        }
         Ok(None) => {
             return Check::new(name, Outcome::Skip, "no check for updates has run yet")
                 .fix(check_now);

@@ -85,6 +85,21 @@ fn no_check_yet_skips_and_up_to_date_passes_with_the_feeds_newest() {
 }
 
 #[test]
+fn with_the_daily_check_off_the_doctor_says_so() {
+    let mut f = findings(Err("not running".into()), vec![Ok(()), Ok(())]);
+    let mut settings = Settings::default();
+    settings.updates.check = false;
+    f.settings = Ok(settings);
+    let c = named(&checks(&f), "updates").clone();
+    assert_eq!(c.outcome, Outcome::Skip, "{c:?}");
+    assert!(
+        c.detail
+            .ends_with("the daily check is off ([updates] check = false)"),
+        "{c:?}"
+    );
+}
+
+#[test]
 fn a_check_made_by_another_version_is_not_this_copys() {
     // The record an update leaves behind: 0.0.1 found this copy ready, then installed it.
     let f = with_check("0.0.1", ready(Some("Q6L2SF6YDW:dev.tidings.Tidings")));
