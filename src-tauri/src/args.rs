@@ -34,6 +34,15 @@ pub struct AppArgs {
     #[arg(long)]
     pub open_settings: bool,
 
+    /// The update feed to ask instead of the one built in (a fork's own, a test's).
+    #[arg(long, value_name = "URL", hide = true)]
+    pub update_feed: Option<String>,
+
+    /// The update feed's public key (base64 of the minisign .pub text) instead of the one
+    /// built in; for a fork's feed or a test's.
+    #[arg(long, value_name = "KEY", hide = true)]
+    pub update_pubkey: Option<String>,
+
     /// Log more (repeat for trace). Logs never hold senders, subjects or bodies.
     #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -73,6 +82,18 @@ impl AppArgs {
             config.socket.clone_from(&self.socket);
         }
         Ok(config)
+    }
+
+    /// What the updater (`tidings-settings --updater`) is passed through from this command line.
+    pub fn updater_args(&self) -> Vec<std::ffi::OsString> {
+        let mut args = Vec::new();
+        if let Some(feed) = &self.update_feed {
+            args.extend(["--feed".into(), feed.into()]);
+        }
+        if let Some(key) = &self.update_pubkey {
+            args.extend(["--pubkey".into(), key.into()]);
+        }
+        args
     }
 
     /// The log level from `-v`.

@@ -79,6 +79,19 @@ pub fn spawn(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Windo
     });
 }
 
+/// `settings-changed` to an open window, on the runtime (an update check ended: the view
+/// carries its line, and the engine does not watch the updates folder).
+pub fn send_settings(runtime: &tokio::runtime::Handle, cx: &Arc<Context>, window: &Window) {
+    if !window.is_open() {
+        return;
+    }
+    let (cx, window) = (cx.clone(), window.clone());
+    runtime.spawn(async move {
+        let view = app::settings_view(&cx.handle).await;
+        window.send(event("settings-changed", &view));
+    });
+}
+
 /// `state-changed` with the engine's State now (the menu-bar icon's view changed).
 pub fn state_changed(cx: &Context) -> ToWindow {
     event(

@@ -7,7 +7,8 @@
 //! thread), `window` (the window process and its bridge), `wire` (the bridge's messages),
 //! `commands` (the window's commands), `bridge` (engine changes to the menu and the window),
 //! `handover` (a second launch opens the first one's Settings), `menu_bar` (a hidden menu-bar
-//! icon opens Settings with where to allow it).
+//! icon opens Settings with where to allow it), `updates` (the update checks, the menu's
+//! update line, Install and Restart).
 //! Decisions: docs/decisions/app.md.
 
 // No console window on Windows release builds (harmless elsewhere).
@@ -19,6 +20,7 @@ mod commands;
 mod handover;
 mod menu_bar;
 mod tray;
+mod updates;
 mod window;
 mod wire;
 
@@ -37,6 +39,7 @@ use tray_icon::menu::MenuEvent;
 
 use commands::Context;
 use menu_bar::Watch;
+use updates::Updates;
 use window::Window;
 
 /// How long "Pause all for 1 hour" pauses.
@@ -57,8 +60,10 @@ pub enum AppEvent {
     Quit,
     /// Quit and start this executable again (`restart_app`).
     Restart,
-    /// Check the update feed now (the menu's "Check for Updates…", the window's Check Now).
+    /// Check the update feed now (the window's Check Now).
     CheckForUpdates,
+    /// An update check or install started or ended: update the menu's update items.
+    UpdatesChanged,
 }
 
 /// Sends an [`AppEvent`] to the main thread from any thread.
@@ -175,16 +180,10 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
         menu_bar: menu_bar::MenuBarState::default(),
     });
     let window = Window::new(cx.clone(), runtime.handle().clone());
-    let handover_path = handover::path(handle.socket_path());
-    let mut handover =
-        match runtime.block_on(async { handover::listen(&handover_path, main.clone()) }) {
-            Ok(handover) => Some(handover),
-            Err(error) => {
-                tracing::warn!(%error, "a second launch cannot reach this app; it will be refused");
-                None
-            }
-        };
+    let mut handover = listen_for_handover(&runtime, &handle, &main);
     bridge::spawn(runtime.handle(), &cx, &window);
+    let updates = Updates::new(&handle, main.clone(), args.updater_args());
+    runtime.spawn(updates::daily(updates.clone(), handle.clone()));
     runtime.spawn(quit_on_signal(main.clone()));
     let open_at_start = args.open_settings || handle.first_run();
     let restart_args: Vec<_> = std::env::args_os().skip(1).collect();
@@ -213,6 +212,7 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
             // The tray is made once the loop runs (as macOS needs it).
             Event::NewEvents(StartCause::Init) => match tray::Tray::build(&handle) {
                 Ok(built) => {
+                    built.update_updates(&updates.menu());
                     icon = Some(Watch::new(built.presence(), Instant::now()));
                     tray = Some(built);
                     if open_at_start {
@@ -235,28 +235,62 @@ fn run(args: &args::AppArgs) -> Result<(), Box<dyn std::error::Error>> {
                         tray.update_login(&view);
                     }
                 }
+                AppEvent::UpdatesChanged => {
+                    if let Some(tray) = &tray {
+                        tray.update_updates(&updates.menu());
+                    }
+                    bridge::send_settings(runtime.handle(), &cx, &window);
+                }
                 AppEvent::ShowSettings => show_settings(&cx, &window, icon.as_ref()),
                 AppEvent::Menu(id) => match id.as_str() {
                     tray::QUIT => quit(control_flow, 0),
                     tray::SETTINGS => show_settings(&cx, &window, icon.as_ref()),
-                    _ => {
-                        tracing::info!(item = id, "menu");
-                        runtime.spawn(act(cx.clone(), id));
-                    }
+                    _ => menu_action(&runtime, &cx, &updates, id),
                 },
                 AppEvent::Quit => quit(control_flow, 0),
                 AppEvent::Restart => {
                     quit(control_flow, 0);
                     restart(&restart_args);
                 }
-                // Wired to the updater in its own commit.
-                AppEvent::CheckForUpdates => tracing::info!("update check asked for"),
+                AppEvent::CheckForUpdates => drop(runtime.spawn(updates.clone().check())),
             },
             // The launch check's timer, or any other wake-up.
             Event::NewEvents(_) => look_at_icon(&cx, &window, icon.as_mut()),
             _ => {}
         }
     })
+}
+
+/// A menu item that runs on the engine's runtime: the update items, or a settings change.
+fn menu_action(
+    runtime: &tokio::runtime::Runtime,
+    cx: &Arc<Context>,
+    updates: &Arc<Updates>,
+    id: String,
+) {
+    tracing::info!(item = id, "menu");
+    match id.as_str() {
+        tray::CHECK_UPDATES => drop(runtime.spawn(updates.clone().check())),
+        tray::INSTALL_UPDATE => drop(runtime.spawn(updates.clone().install())),
+        _ => drop(runtime.spawn(act(cx.clone(), id))),
+    }
+}
+
+/// The socket a second launch hands over at; `None` (said in the log) when it cannot be made:
+/// a second launch is then refused.
+fn listen_for_handover(
+    runtime: &tokio::runtime::Runtime,
+    handle: &Handle,
+    main: &Proxy,
+) -> Option<handover::Handover> {
+    let path = handover::path(handle.socket_path());
+    match runtime.block_on(async { handover::listen(&path, main.clone()) }) {
+        Ok(handover) => Some(handover),
+        Err(error) => {
+            tracing::warn!(%error, "a second launch cannot reach this app; it will be refused");
+            None
+        }
+    }
 }
 
 /// A look at the icon if one is due. Once the launch check answers, an open window (a first

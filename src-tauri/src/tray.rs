@@ -15,6 +15,8 @@ pub const QUIT: &str = "quit";
 pub const SETTINGS: &str = "settings";
 pub const PAUSE: &str = "pause";
 pub const LOGIN: &str = "login";
+pub const CHECK_UPDATES: &str = "check-updates";
+pub const INSTALL_UPDATE: &str = "install-update";
 
 /// The tray icon, monochrome (macOS tints a template image for light and dark menu bars).
 const ICON: &[u8] = include_bytes!("../icons/tray.png");
@@ -26,6 +28,11 @@ pub struct Tray {
     types: Vec<(EventType, CheckMenuItem, MenuItem)>,
     pause: MenuItem,
     login: CheckMenuItem,
+    /// The update lines: what (this version, a check running, an update ready, a refusal),
+    /// then its detail (the notes' first lines, why).
+    update_line: MenuItem,
+    update_detail: MenuItem,
+    install: MenuItem,
     // Dropping it removes the icon. Read on macOS only (its status item, `presence`).
     #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
     icon: TrayIcon,
@@ -49,6 +56,10 @@ impl Tray {
         let pause = MenuItem::with_id(PAUSE, "Pause all for 1 hour", true, None);
         let settings = MenuItem::with_id(SETTINGS, "Settings…", true, None);
         let login = CheckMenuItem::with_id(LOGIN, "Start at Login", true, false, None);
+        let update_line = MenuItem::with_id("updates", "", false, None);
+        let update_detail = MenuItem::with_id("updates:detail", "", false, None);
+        let check_updates = MenuItem::with_id(CHECK_UPDATES, "Check for Updates…", true, None);
+        let install = MenuItem::with_id(INSTALL_UPDATE, "Install and Restart", false, None);
         let quit = MenuItem::with_id(QUIT, "Quit Tidings", true, None);
         let menu = Menu::new();
         menu.append(&status)?;
@@ -61,6 +72,11 @@ impl Tray {
         menu.append(&pause)?;
         menu.append(&settings)?;
         menu.append(&login)?;
+        menu.append(&PredefinedMenuItem::separator())?;
+        menu.append(&update_line)?;
+        menu.append(&update_detail)?;
+        menu.append(&check_updates)?;
+        menu.append(&install)?;
         menu.append(&PredefinedMenuItem::separator())?;
         menu.append(&quit)?;
         let icon = TrayIconBuilder::new()
@@ -76,6 +92,9 @@ impl Tray {
             types,
             pause,
             login,
+            update_line,
+            update_detail,
+            install,
             icon,
         };
         tray.update(handle, &handle.state().borrow());
@@ -117,6 +136,14 @@ impl Tray {
             "Pause all for 1 hour"
         };
         self.pause.set_text(pause);
+    }
+
+    /// The update lines and whether Install and Restart can be chosen. The detail is indented
+    /// as the types' summaries are.
+    pub fn update_updates(&self, view: &crate::updates::MenuView) {
+        self.update_line.set_text(&view.headline);
+        self.update_detail.set_text(format!("    {}", view.detail));
+        self.install.set_enabled(view.install);
     }
 
     /// Ticks "Start at Login" when it is on; when macOS waits for approval, says so (a click
