@@ -24,6 +24,11 @@
 # shows its question above every section; Allow (keyboard) saves its grant, the tail gets a
 # live mail.received, and the Clients section lists the agent (TIDINGS_E2E_ONLY=agents runs
 # just this; with SHOTS_DIR the two shots are kept as app-agents-*-$THEME.png).
+# Updates: a feed on 127.0.0.1 made by scripts/release-feed.sh (the release's own step) with a
+# throwaway key the app is given; the demo never asks it by itself (its daily check is off);
+# Check for Updates… in the menu downloads, checks and keeps 9.9.9 and the menu says so; Install
+# and Restart checks the kept archive again and, on Linux, stops there (said in the log); the
+# feed re-signed with another key is refused and said so.
 #
 # Every wait polls for a condition with a generous bound; nothing asserts on timing.
 # Env: SHOTS_DIR=DIR also writes the menu's screenshot there as menu-$THEME.png (make
@@ -184,7 +189,9 @@ refuses_an_open_data_dir() {
 }
 
 start_app() {
-  RUST_BACKTRACE=1 XDG_STATE_HOME="$state" "$app" --demo --data-dir "$demo" --simulate 1 -v >"$out/app.log" 2>&1 &
+  RUST_BACKTRACE=1 XDG_STATE_HOME="$state" "$app" --demo --data-dir "$demo" --simulate 1 -v \
+    --update-feed "http://127.0.0.1:$feed_port/latest.json" --update-pubkey "$(cat "$feed/good.key.pub")" \
+    >"$out/app.log" 2>&1 &
   app_pid=$!
   pids+=($app_pid)
   wait_for 60 "socket from the app" "$cli" status --socket "$sock" --json
@@ -406,6 +413,79 @@ hidden_icon_opens_settings() {
   wait "$app_pid" || code=$?
   [ "$code" -eq 0 ] || fail "SIGTERM exited $code"
   ! grep -q 'panicked' "$log" || fail "the app panicked: $(cat "$log")"
+}
+
+# ---- updates: a signed feed on 127.0.0.1 --------------------------------------------------
+
+feed=$work/feed
+feed_port=
+# The feed's server (python's, its requests logged in feed.log), two throwaway keys made by the
+# Tauri CLI the release uses (good: the app is given its public half; other: not), and a
+# stand-in app archive. The feed is signed with the good key.
+serve_feed() {
+  mkdir -p "$feed/www" "$feed/app/Tidings.app/Contents/MacOS"
+  echo stand-in >"$feed/app/Tidings.app/Contents/MacOS/tidings-app"
+  tar -czf "$feed/www/Tidings-9.9.9.app.tar.gz" -C "$feed/app" Tidings.app
+  printf 'Fixes the Mail reader.\nStarts faster.\nA third line.\n' >"$feed/notes.md"
+  local k
+  for k in good other; do
+    packaging/node_modules/.bin/tauri signer generate --ci -p "" -w "$feed/$k.key" >/dev/null 2>&1 \
+      || fail "tauri signer generate failed: run scripts/install-deps.sh (npm ci in packaging/)"
+  done
+  python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$feed/www" >"$out/feed.log" 2>&1 &
+  pids+=($!)
+  wait_for 20 "the feed server's port" grep -q ' port ' "$out/feed.log"
+  feed_port=$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$out/feed.log" | head -n1)
+  make_feed good
+}
+# make_feed KEY: latest.json for this machine, as the release writes it, signed with KEY.
+make_feed() {
+  TAURI_SIGNING_PRIVATE_KEY="$(cat "$feed/$1.key")" scripts/release-feed.sh --version 9.9.9 \
+    --archive "$feed/www/Tidings-9.9.9.app.tar.gz" \
+    --url "http://127.0.0.1:$feed_port/Tidings-9.9.9.app.tar.gz" --out "$feed/www/latest.json" \
+    --notes "$feed/notes.md" --platform "linux-$(uname -m)" --pubkey "$(cat "$feed/$1.key.pub")" \
+    2>>"$out/feed-make.log" || fail "release-feed.sh failed: $(cat "$out/feed-make.log")"
+}
+# last_check OUTCOME VERSION|REASON: the app's record of its last check says so.
+last_check() {
+  python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+sys.exit(0 if c["outcome"] == sys.argv[2] and sys.argv[3] in (c.get("version"), c.get("reason")) else 1)
+' "$demo/updates/last-check.json" "$@"
+}
+
+# The demo's daily check is off, so nothing has asked the feed. Check for Updates… (the sixth
+# item that takes focus: the update line above it is disabled) asks it; 9.9.9 is downloaded,
+# its signature checked and kept, and the menu says it is ready with its notes' first lines
+# (target/app-e2e/<theme>/menu-update.png). Install and Restart (the seventh, enabled now)
+# checks the kept archive again and on Linux stops there; the app goes on serving. The feed
+# re-signed with the other key is refused: the log and the record say why.
+menu_checks_for_updates() {
+  ! grep -q 'GET /' "$out/feed.log" || fail "the demo asked the update feed by itself: $(cat "$out/feed.log")"
+  [ ! -e "$demo/updates/last-check.json" ] || fail "a check ran before any was asked for"
+  open_menu
+  xdotool key Down Down Down Down Down Down Return
+  wait_for 20 "menu to close after Check for Updates…" menu_closed
+  wait_for 60 "the check to keep 9.9.9 (updates/last-check.json)" last_check ready 9.9.9
+  grep -q 'GET /Tidings-9.9.9.app.tar.gz' "$out/feed.log" || fail "the archive was not downloaded"
+  wait_for 30 "the check's line in the app's log" grep -q 'update check: Tidings 9.9.9 is ready to install' "$out/app.log"
+  open_menu
+  import -window "$(menu_window)" "$out/menu-update.png"
+  if [ -n "${SHOTS_DIR:-}" ]; then cp "$out/menu-update.png" "$SHOTS_DIR/menu-update-$theme.png"; fi
+  xdotool key Down Down Down Down Down Down Down Return
+  wait_for 20 "menu to close after Install and Restart" menu_closed
+  wait_for 60 "the install to stop on Linux after its checks" \
+    grep -q '9.9.9 checks out, but on Linux Tidings is updated by the package' "$out/app.log"
+  kill -0 "$app_pid" 2>/dev/null || fail "the app exited after Install and Restart on Linux"
+  "$cli" status --socket "$sock" --json >/dev/null || fail "the engine stopped serving after the install"
+
+  make_feed other
+  open_menu
+  xdotool key Down Down Down Down Down Down Return
+  wait_for 20 "menu to close after Check for Updates…" menu_closed
+  wait_for 60 "the check to refuse the other key" last_check failed signature
+  wait_for 30 "the refusal in the app's log" grep -q 'does not match the key built into Tidings' "$out/app.log"
 }
 
 # ---- people: the sender picker, a group, names, a Contacts change -------------------------
@@ -653,6 +733,7 @@ if [ "${TIDINGS_E2E_ONLY:-}" = people ]; then
 fi
 
 refuses_an_open_data_dir
+serve_feed
 start_app
 tray_icon_appears
 menu_opens
@@ -663,6 +744,7 @@ window_finishes_first_run
 window_toggle_reaches_the_socket
 menu_toggle_reaches_the_socket
 menu_pauses_all
+menu_checks_for_updates
 window_process_can_die
 menu_quits
 log_file_written
