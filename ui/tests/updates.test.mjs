@@ -18,7 +18,7 @@ test("the daily check is a switch, off in the demo, saved with set_update_check"
     assert.equal(await daily.isChecked(), false, "the demo never calls out");
     assert.equal(
       await daily.getAttribute("aria-describedby").then((id) => page.locator(`#${id}`).innerText()),
-      "Only this copy's version and your Mac's architecture go with the check.",
+      "The check fetches the release feed and sends nothing about you.",
     );
     assert.equal(await text(page, "update-version"), `This is Tidings ${fixtures().settings.updates.current}.`);
     assert.equal(await text(page, "update-last"), "Not checked yet.");

@@ -21,7 +21,7 @@ export function updatesGroup(ctx: Ctx): Updates {
     id: checkId,
     attrs: { type: "checkbox", role: "switch", "aria-describedby": noteId, "data-testid": "update-check" },
   });
-  const note = h("p", { id: noteId, class: "msg", text: "Only this copy's version and your Mac's architecture go with the check." });
+  const note = h("p", { id: noteId, class: "msg", text: "The check fetches the release feed and sends nothing about you." });
   const version = h("p", { class: "msg", attrs: { "data-testid": "update-version" } });
   const last = h("p", { class: "msg", attrs: { "aria-live": "polite", "data-testid": "update-last" } });
   const now = h("button", { class: "btn", text: "Check Now", attrs: { type: "button", "data-testid": "update-check-now" } });

@@ -38,8 +38,8 @@ const HEADER: &str = "\
 #   `tidings agents` lists them.
 # [webhooks] allow = [\"https://hooks.example.com\", \"http://127.0.0.1:8787\"]   the only
 #   origins webhook subscriptions may post events to; http:// only for this Mac (loopback).
-# [updates] check = true|false   whether the app checks once a day for a newer version (only
-#   this copy's version and your Mac's architecture go with the check); on by default.
+# [updates] check = true|false   whether the app checks once a day for a newer version (the
+#   check fetches the release feed and sends nothing about you); on by default.
 ";
 
 impl Settings {
