@@ -470,6 +470,10 @@ menu_checks_for_updates() {
   wait_for 60 "the check to keep 9.9.9 (updates/last-check.json)" last_check ready 9.9.9
   grep -q 'GET /Tidings-9.9.9.app.tar.gz' "$out/feed.log" || fail "the archive was not downloaded"
   wait_for 30 "the check's line in the app's log" grep -q 'update check: Tidings 9.9.9 is ready to install' "$out/app.log"
+  # The doctor reads the same record (its exit code is the other checks' business).
+  "$cli" doctor --demo-dir "$demo" >"$out/doctor-update.txt" 2>&1 || true
+  grep -q '9.9.9 is ready' "$out/doctor-update.txt" \
+    || fail "tidings doctor does not report the ready update: $(cat "$out/doctor-update.txt")"
   open_menu
   import -window "$(menu_window)" "$out/menu-update.png"
   if [ -n "${SHOTS_DIR:-}" ]; then cp "$out/menu-update.png" "$SHOTS_DIR/menu-update-$theme.png"; fi

@@ -352,15 +352,32 @@ pub fn next_check_ms(last: Option<&LastCheck>, started_ms: u64) -> u64 {
 pub async fn daily(updates: Arc<Updates>, handle: Handle) {
     let started_ms = tidings_server::state::now_ms();
     loop {
-        let now = tidings_server::state::now_ms();
-        let due = next_check_ms(updates.lock().last.as_ref(), started_ms);
-        if checks_on(&handle) && now >= due {
-            updates.clone().check().await;
-            continue;
+        let now_ms = tidings_server::state::now_ms();
+        let last = updates.lock().last.clone();
+        match next_step(checks_on(&handle), last.as_ref(), started_ms, now_ms) {
+            Step::Check => updates.clone().check().await,
+            Step::Sleep(wait) => tokio::time::sleep(wait).await,
         }
-        let wait = Duration::from_millis(due.saturating_sub(now)).min(LOOK_AGAIN);
-        tokio::time::sleep(wait.max(Duration::from_secs(1))).await;
     }
+}
+
+/// What the daily timer does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Check,
+    Sleep(Duration),
+}
+
+/// The daily timer's decision: check when the switch is on and a check is due, else sleep
+/// until it is due (at most [`LOOK_AGAIN`], at least a second). With the switch off it never
+/// checks, however long it has been.
+pub fn next_step(on: bool, last: Option<&LastCheck>, started_ms: u64, now_ms: u64) -> Step {
+    let due = next_check_ms(last, started_ms);
+    if on && now_ms >= due {
+        return Step::Check;
+    }
+    let wait = Duration::from_millis(due.saturating_sub(now_ms)).min(LOOK_AGAIN);
+    Step::Sleep(wait.max(Duration::from_secs(1)))
 }
 
 /// Whether the daily check is on (`[updates] check`).
@@ -493,6 +510,29 @@ mod tests {
         let menu = view(Some(ready("0.2.0", Some(&long))), false);
         assert_eq!(menu.detail.chars().count(), MENU_CHARS);
         assert!(menu.detail.ends_with('…'));
+    }
+
+    #[test]
+    fn with_the_switch_off_the_timer_never_checks() {
+        let started = 10 * DAY_MS;
+        let mut now = started;
+        // A year of the timer's looks.
+        while now < started + 365 * DAY_MS {
+            let step = next_step(false, None, started, now);
+            let Step::Sleep(wait) = step else {
+                panic!("checked with the switch off at {now}")
+            };
+            assert!(wait <= LOOK_AGAIN);
+            now += u64::try_from(wait.as_millis()).unwrap();
+        }
+        assert_eq!(
+            next_step(true, None, started, started + FIRST_CHECK_DELAY_MS),
+            Step::Check
+        );
+        assert_eq!(
+            next_step(true, None, started, started),
+            Step::Sleep(Duration::from_millis(FIRST_CHECK_DELAY_MS))
+        );
     }
 
     #[test]
