@@ -29,7 +29,7 @@ impl Settings {
             http,
             channel: _,
             notifications: _,
-            // The update check sends only this copy's version and the architecture.
+            // The update check sends nothing about the user (one GET of the release feed).
             updates: _,
             // Loaded by the daemon, not edited by hand: a people entry that gains a handle
             // widens by the user's own edit in Contacts.

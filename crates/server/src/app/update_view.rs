@@ -47,7 +47,7 @@ pub(super) fn updates_view(handle: &Handle, check: bool) -> UpdatesView {
 }
 
 /// Turn the daily update check on or off (saved in `[updates]`, the file's comments kept).
-/// Not a widening edit: the check sends only the version and the architecture.
+/// Not a widening edit: the check sends nothing about the user (one GET of the feed).
 pub async fn set_update_check(handle: &Handle, on: bool) -> Result<SettingsView, AppError> {
     handle.update_settings(|s| s.updates.check = on)?;
     Ok(settings_view(handle).await)
