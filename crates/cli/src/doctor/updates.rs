@@ -144,6 +144,10 @@ fn failure_fix(reason: FailReason) -> &'static str {
             "Nothing was installed; make sure the settings folder is yours and writable, then \
              Check for Updates… in the menu"
         }
+        FailReason::Updater => {
+            "Nothing was installed; quit and reopen Tidings, then Check for Updates… in the menu \
+             (the app's log says why the updater stopped)"
+        }
         FailReason::Malformed
         | FailReason::Unsigned
         | FailReason::Signature

@@ -83,6 +83,8 @@ pub enum FailReason {
     Identity,
     /// The updates folder could not be written.
     Io,
+    /// The updater itself did not run or answer (the app's own fault, not the feed's).
+    Updater,
 }
 
 impl Outcome {
