@@ -108,8 +108,8 @@ impl Updates {
         menu_view(&self.current, &inner, self.homebrew)
     }
 
-    /// Checks the feed (the menu, the window, the daily timer). A check while one runs is
-    /// the same check.
+    /// Checks the feed (the menu, the window, the daily timer). Asked again while a check or
+    /// an install runs, it starts nothing.
     pub async fn check(self: Arc<Self>) {
         if !self.start(Busy::Checking) {
             tracing::info!("an update check is already running");
@@ -130,7 +130,7 @@ impl Updates {
                     checked_at_ms: tidings_server::state::now_ms(),
                     current: self.current.clone(),
                     outcome: Outcome::Failed {
-                        reason: tidings_server::app::updates::FailReason::Unreachable,
+                        reason: tidings_server::app::updates::FailReason::Updater,
                         message: error,
                     },
                 });
@@ -152,6 +152,7 @@ impl Updates {
             return;
         }
         if !self.start(Busy::Installing) {
+            tracing::info!("a check or an install is already running");
             return;
         }
         let result = self.run_updater::<Installed>("install").await;
@@ -270,7 +271,10 @@ fn menu_view(current: &str, inner: &Inner, homebrew: bool) -> MenuView {
         None => {}
     }
     if let Some(error) = &inner.install_error {
-        return view("The update was not installed", error, false);
+        // Still ready (an administrator's password refused, say): Install can be tried again.
+        let ready = !homebrew
+            && matches!(&inner.last, Some(LastCheck { outcome: Outcome::Ready(s), .. }) if s.version != current);
+        return view("The update was not installed", error, ready);
     }
     let Some(last) = &inner.last else {
         return view(
@@ -486,6 +490,25 @@ mod tests {
             lines(&view(None, false)),
             ("Tidings 0.1.0", "Not checked for updates yet", false)
         );
+    }
+
+    #[test]
+    fn a_failed_install_says_why_and_can_be_tried_again() {
+        let inner = Inner {
+            last: Some(ready("0.2.0", None)),
+            busy: None,
+            install_error: Some("installing 0.2.0 failed: cancelled".into()),
+        };
+        let menu = menu_view("0.1.0", &inner, false);
+        assert_eq!(
+            lines(&menu),
+            (
+                "The update was not installed",
+                "installing 0.2.0 failed: cancelled",
+                true
+            )
+        );
+        assert!(!menu_view("0.1.0", &inner, true).install);
     }
 
     #[test]
