@@ -39,6 +39,15 @@ fn context_with(dir: &std::path::Path, main: Proxy) -> Context {
     }
 }
 
+/// [`context_with`] whose main-thread events the test reads from the receiver.
+fn context_hearing(dir: &std::path::Path) -> (Context, std::sync::mpsc::Receiver<AppEvent>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let main = Proxy::new(move |event| {
+        let _ = tx.send(event);
+    });
+    (context_with(dir, main), rx)
+}
+
 async fn stop(cx: Context) {
     cx.handle.shutdown();
     cx.handle.join().await.expect("the engine stops cleanly");
@@ -119,13 +128,7 @@ async fn a_bad_call_is_refused_naming_the_command() {
 #[tokio::test]
 async fn restart_asks_the_main_thread_when_no_login_item_started_the_app() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let cx = context_with(
-        dir.path(),
-        Proxy::new(move |event| {
-            let _ = tx.send(event);
-        }),
-    );
+    let (cx, rx) = context_hearing(dir.path());
     if tidings_platform::login::running_as_login_item(tidings_platform::paths::Os::CURRENT) {
         // Running under the login item's service: the service manager restarts instead.
         stop(cx).await;
@@ -144,13 +147,7 @@ async fn restart_asks_the_main_thread_when_no_login_item_started_the_app() {
 #[tokio::test]
 async fn check_now_asks_the_main_thread_and_the_switch_is_saved() {
     let dir = tempfile::tempdir().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let cx = context_with(
-        dir.path(),
-        Proxy::new(move |event| {
-            let _ = tx.send(event);
-        }),
-    );
+    let (cx, rx) = context_hearing(dir.path());
     assert_eq!(
         dispatch(&cx, "check_for_updates", Value::Null)
             .await
