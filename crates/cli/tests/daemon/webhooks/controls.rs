@@ -86,9 +86,7 @@ fn the_webhook_controls_act_on_real_subscriptions() {
         "events_conformance_webhook_gap",
         &json!({"id": id}),
     );
-    receiver.wait_until("a gap envelope", |seen| {
-        seen.iter().any(|s| s.control() == Some("gap"))
-    });
+    receiver.wait_control("gap");
     let before = control(&mut agent, "events_conformance_generation", &json!({}));
     let after = control(&mut agent, "events_conformance_restart", &json!({}));
     assert_eq!(
@@ -105,13 +103,7 @@ fn the_webhook_controls_act_on_real_subscriptions() {
         "events_conformance_webhook_terminate",
         &json!({"id": id}),
     );
-    let seen = receiver.wait_until("a terminated envelope", |seen| {
-        seen.iter().any(|s| s.control() == Some("terminated"))
-    });
-    let ended = seen
-        .iter()
-        .find(|s| s.control() == Some("terminated"))
-        .unwrap();
+    let ended = receiver.wait_control("terminated");
     assert_eq!(ended.header("x-mcp-subscription-id"), id);
     assert_eq!(
         control(

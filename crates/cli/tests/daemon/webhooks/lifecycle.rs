@@ -60,13 +60,7 @@ fn taking_the_destination_off_the_list_terminates_its_subscriptions() {
         .to_owned();
 
     daemon.write_settings(&settings(&[]));
-    let seen = receiver.wait_until("a terminated envelope", |seen| {
-        seen.iter().any(|s| s.control() == Some("terminated"))
-    });
-    let terminated = seen
-        .iter()
-        .find(|s| s.control() == Some("terminated"))
-        .unwrap();
+    let terminated = receiver.wait_control("terminated");
     terminated.verify(SECRET_A);
     assert_eq!(terminated.header("x-mcp-subscription-id"), id);
     assert!(
@@ -195,13 +189,7 @@ fn denying_the_agent_terminates_its_subscriptions() {
         ),
     );
     daemon.write_settings(&denied);
-    let seen = receiver.wait_until("a terminated envelope", |seen| {
-        seen.iter().any(|s| s.control() == Some("terminated"))
-    });
-    let terminated = seen
-        .iter()
-        .find(|s| s.control() == Some("terminated"))
-        .unwrap();
+    let terminated = receiver.wait_control("terminated");
     terminated.verify(SECRET_A);
     let error = &terminated.json["error"];
     assert_eq!(error["code"], -32024, "{error}");

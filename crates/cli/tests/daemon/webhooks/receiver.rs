@@ -250,6 +250,14 @@ impl Receiver {
         }
     }
 
+    /// Waits for the first control envelope of `kind` (`terminated`, `gap`); returns it.
+    pub fn wait_control(&self, kind: &str) -> Seen {
+        let all = self.wait_until(&format!("a {kind} envelope"), |seen| {
+            seen.iter().any(|s| s.control() == Some(kind))
+        });
+        all.into_iter().find(|s| s.control() == Some(kind)).unwrap()
+    }
+
     /// Waits for the delivery of the event `event_id`; returns it (its first attempt).
     pub fn wait_event(&self, event_id: &str) -> Seen {
         let all = self.wait_until(&format!("event {event_id}"), |seen| {
