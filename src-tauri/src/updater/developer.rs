@@ -6,6 +6,7 @@
 //! standing in.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use tidings_platform::install::current_app_bundle;
 
@@ -16,27 +17,41 @@ use super::failure::Failure;
 
 /// This copy's signature and the way to read another's.
 pub struct Developer {
-    this_copy: Option<Signing>,
+    /// Read when an archive is first checked: a check that finds nothing new runs no
+    /// `codesign`.
+    this_copy: OnceLock<Option<Signing>>,
     signing: Box<dyn CodeSigning>,
 }
 
 impl Developer {
     /// This running copy (its bundle on macOS), read through `signing`.
     pub fn of_this_copy(signing: Box<dyn CodeSigning>) -> Developer {
-        let this_copy = current_app_bundle().and_then(|bundle| signing.signing(&bundle));
-        Developer { this_copy, signing }
+        Developer {
+            this_copy: OnceLock::new(),
+            signing,
+        }
     }
 
     /// A copy signed as `this_copy` says (the tests' stand-in for a signed Mac).
     #[cfg(test)]
     pub fn new(this_copy: Option<Signing>, signing: Box<dyn CodeSigning>) -> Developer {
-        Developer { this_copy, signing }
+        Developer {
+            this_copy: OnceLock::from(this_copy),
+            signing,
+        }
+    }
+
+    /// This copy's signature, read once.
+    fn this_copy(&self) -> Option<&Signing> {
+        self.this_copy
+            .get_or_init(|| current_app_bundle().and_then(|bundle| self.signing.signing(&bundle)))
+            .as_ref()
     }
 
     /// Who signed the app in `archive` (`TEAM:identifier`), refused unless it is this copy's
     /// developer. `Ok(None)` when this copy is not code-signed: there is no grant to keep.
     pub fn check_archive(&self, version: &str, archive: &[u8]) -> Result<Option<String>, Failure> {
-        let Some(ours) = &self.this_copy else {
+        let Some(ours) = self.this_copy() else {
             return Ok(None);
         };
         let unpacked = tempfile::tempdir().map_err(|e| Failure::io(&std::env::temp_dir(), &e))?;
