@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use tidings_platform::install::BREW_UPGRADE;
-use tidings_server::app::updates::{LastCheck, Outcome, read_last_check, updates_dir};
+use tidings_server::app::updates::{
+    LastCheck, Outcome, read_last_check, updates_dir, write_last_check,
+};
 use tidings_server::{Handle, app};
 use tokio::io::AsyncReadExt;
 
@@ -115,27 +117,32 @@ impl Updates {
             tracing::info!("an update check is already running");
             return;
         }
-        let result = self.run_updater::<LastCheck>("check").await;
-        let mut inner = self.lock();
-        match result {
+        let check = match self.run_updater::<LastCheck>("check").await {
             Ok(check) => {
                 log_check(&check);
-                inner.install_error = None;
-                inner.last = Some(check);
+                check
             }
             Err(error) => {
                 tracing::warn!(%error, "the update check did not finish");
-                inner.install_error = None;
-                inner.last = Some(LastCheck {
+                // Recorded as the updater records its own outcomes, so the window and the
+                // doctor say what the menu says.
+                let check = LastCheck {
                     checked_at_ms: tidings_server::state::now_ms(),
                     current: self.current.clone(),
                     outcome: Outcome::Failed {
                         reason: tidings_server::app::updates::FailReason::Updater,
                         message: error,
                     },
-                });
+                };
+                if let Err(error) = write_last_check(&self.dir, &check) {
+                    tracing::warn!(%error, "the failed update check cannot be recorded");
+                }
+                check
             }
-        }
+        };
+        let mut inner = self.lock();
+        inner.install_error = None;
+        inner.last = Some(check);
         inner.busy = None;
         drop(inner);
         self.main.send(AppEvent::UpdatesChanged);
@@ -533,6 +540,36 @@ mod tests {
         let menu = view(Some(ready("0.2.0", Some(&long))), false);
         assert_eq!(menu.detail.chars().count(), MENU_CHARS);
         assert!(menu.detail.ends_with('…'));
+    }
+
+    /// The updater beside a test binary does not exist: the check that cannot start is
+    /// recorded for the window and the doctor as it is shown in the menu.
+    #[tokio::test]
+    async fn an_updater_that_cannot_run_is_recorded_and_said() {
+        use tidings_server::Tidings;
+        use tidings_server::engine::{Config, DemoConfig};
+        let dir = tempfile::tempdir().unwrap();
+        let handle = Tidings::start(Config::demo(DemoConfig {
+            data_dir: Some(dir.path().join("demo")),
+            simulate: None,
+            conformance_controls: false,
+        }))
+        .expect("the demo engine starts");
+        let updates = Updates::new(&handle, Proxy::new(|_| {}), Vec::new());
+
+        updates.clone().check().await;
+
+        let recorded = read_last_check(&updates_dir(handle.settings_path()))
+            .unwrap()
+            .expect("the failed check is recorded");
+        let Outcome::Failed { reason, message } = &recorded.outcome else {
+            panic!("{recorded:?}")
+        };
+        assert_eq!(*reason, FailReason::Updater);
+        assert!(message.starts_with("cannot start "), "{message}");
+        assert_eq!(updates.menu().headline, "Could not check for updates");
+        handle.shutdown();
+        handle.join().await.unwrap();
     }
 
     #[test]
